@@ -1,0 +1,33 @@
+"""The packet batch: what flows from the pcap readers through the pipeline stages to
+the TX model and the writers, as a struct of numpy arrays in lcore processing order."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .pcap import HEAD_BYTES, RecordBatch, tails_of
+
+
+@dataclass
+class PacketBatch:
+    heads: np.ndarray      # (n, HEAD_BYTES) uint8: first bytes of each frame; stages edit it in place
+    caplen: np.ndarray     # int64: the frame length (DPDK's pkt_len with net_pcap)
+    wirelen: np.ndarray    # int64: original length on the wire, kept in the output
+    ts_ns: np.ndarray      # int64: input timestamps, kept in the output
+    in_port: np.ndarray    # int64: RX port
+    burst: np.ndarray      # int64: id of the rte_eth_rx_burst call that received the packet
+    sources: list[RecordBatch]   # where bytes beyond HEAD_BYTES are
+    source_id: np.ndarray  # int64 index into ``sources``
+    source_row: np.ndarray # int64 row in that source
+
+    def __len__(self) -> int:
+        return len(self.caplen)
+
+    def tails(self, rows: np.ndarray) -> list[memoryview]:
+        """Bytes past ``HEAD_BYTES`` of the selected frames that have any, in order."""
+        return tails_of(self.sources, self.source_id[rows], self.source_row[rows], self.caplen[rows])
+
+    def frame_head(self, row: int) -> bytearray:
+        """The part of one frame any l3fwd path reads or writes (at most HEAD_BYTES)."""
+        return bytearray(self.heads[row, : min(int(self.caplen[row]), HEAD_BYTES)])

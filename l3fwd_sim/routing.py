@@ -1,0 +1,64 @@
+"""Route tables as dpdk-l3fwd sets them up (``setup_lpm`` in ``l3fwd_lpm.c``).
+
+Rule files are used only when both ``--rule_ipv4`` and ``--rule_ipv6`` are given;
+otherwise l3fwd warns "Missing 1 or more rule files, using default instead" and installs
+its built-in tables (shipped here as ``routes/*.cfg``). Routes whose output port is not
+in the portmask are not installed (``(1 << if_out) & enabled_port_mask``); routes to
+ports >= 32 are not installed either (the C shift is undefined there), which is why
+DPDK's "next hop outside the portmask" difference between the paths (path_differences
+D7) cannot occur in l3fwd-sim.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import SimError
+from .lpm import Lpm4, Lpm6, LpmError
+from .ports import PortConfig
+from .rules import LpmRule, parse_lpm_rules
+
+DEFAULT_ROUTES = Path(__file__).parent / "routes"
+
+
+def rule_files(kind: str, rule_ipv4: Path | None, rule_ipv6: Path | None,
+               warnings: list[str]) -> tuple[Path, Path]:
+    """The (IPv4, IPv6) rule files l3fwd would use for ``kind`` ("lpm" or "em")."""
+    if rule_ipv4 and rule_ipv6:
+        return Path(rule_ipv4), Path(rule_ipv6)
+    if rule_ipv4 or rule_ipv6:
+        warnings.append("Missing 1 or more rule files, using default instead (as dpdk-l3fwd does: "
+                        "give both --rule_ipv4 and --rule_ipv6)")
+    return DEFAULT_ROUTES / f"{kind}_default_v4.cfg", DEFAULT_ROUTES / f"{kind}_default_v6.cfg"
+
+
+def installed(rules: list, ports: PortConfig) -> list:
+    """The rules ``setup_*`` keeps: output port enabled in the portmask."""
+    return [r for r in rules if ports.is_enabled(r.port)]
+
+
+@dataclass
+class LpmRoutes:
+    v4: Lpm4
+    v6: Lpm6
+    installed: dict = field(default_factory=dict)
+
+
+def _build(table_cls, rules: list[LpmRule]):
+    for rule in rules:
+        if rule.depth == 0:
+            raise SimError(f"{rule.where}: depth 0 is rejected by rte_lpm/rte_lpm6 ("
+                           "--lookup fib takes /0 as a default route)")
+    try:
+        return table_cls.from_rules((r.prefix, r.depth, r.port) for r in rules)
+    except LpmError as err:
+        raise SimError(f"{rules[0].where.rsplit(':', 1)[0]}: {err}") from None
+
+
+def load_lpm_routes(ports: PortConfig, rule_ipv4: Path | None = None, rule_ipv6: Path | None = None,
+                    warnings: list[str] | None = None) -> LpmRoutes:
+    path4, path6 = rule_files("lpm", rule_ipv4, rule_ipv6, warnings if warnings is not None else [])
+    rules4 = installed(parse_lpm_rules(path4, 4), ports)
+    rules6 = installed(parse_lpm_rules(path6, 6), ports)
+    return LpmRoutes(_build(Lpm4, rules4), _build(Lpm6, rules6),
+                     {"ipv4": len(rules4), "ipv6": len(rules6)})

@@ -1,0 +1,114 @@
+"""dpdk-l3fwd rule files (``--rule_ipv4`` / ``--rule_ipv6``).
+
+Grammar as ``lpm_route_parse.c`` / ``em_route_parse.c`` read it: a line whose first
+character is ``#`` is a comment, a blank line is skipped, every other line starts with
+``R`` in column 0; the rest is split on blanks; numbers are C ``strtoul(..., 0)``
+numbers (decimal, ``0x`` hex, leading-``0`` octal); addresses go through ``inet_pton``.
+
+* LPM/FIB: ``R<addr>/<depth> <out_port>``
+* EM:      ``R<dst_ip> <src_ip> <dst_port> <src_port> <proto> <out_port>``
+
+Deliberate strictness beyond l3fwd (which ignores extra tokens): anything after the
+required fields must be a ``#`` comment, so a typo cannot silently change a route.
+Every error names ``file:line``.
+"""
+from __future__ import annotations
+
+import re
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import SimError
+
+FAMILIES = {4: (socket.AF_INET, 32), 6: (socket.AF_INET6, 128)}
+_C_ULONG = re.compile(r"0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*")
+
+
+@dataclass(frozen=True)
+class LpmRule:
+    """One ``R<prefix>/<depth> <port>`` line; ``prefix`` is the address as an int."""
+    prefix: int
+    depth: int
+    port: int
+    where: str  # "file:line", for errors raised after parsing (e.g. by the LPM)
+
+
+@dataclass(frozen=True)
+class EmRule:
+    """One exact-match flow line, fields as integers in host order."""
+    dst: int
+    src: int
+    dst_port: int
+    src_port: int
+    proto: int
+    port: int
+    where: str
+
+
+def _c_number(token: str, what: str, limit: int, where: str) -> int:
+    """``strtoul(token, &end, 0)`` with l3fwd's "whole token, within range" checks."""
+    if not _C_ULONG.fullmatch(token):
+        raise SimError(f"{where}: bad {what} {token!r} (expected a decimal, 0x-hex or 0-octal number)")
+    value = int(token, 8 if token.startswith("0") and len(token) > 1 and token[1] not in "xX" else 0)
+    if value > limit:
+        raise SimError(f"{where}: {what} {token!r} out of range 0..{limit}")
+    return value
+
+
+def _address(token: str, family: int, where: str) -> int:
+    af, _ = FAMILIES[family]
+    try:
+        return int.from_bytes(socket.inet_pton(af, token), "big")
+    except OSError:
+        raise SimError(f"{where}: bad IPv{family} address {token!r}") from None
+
+
+def _rule_lines(path: Path, nfields: int, usage: str):
+    """Yield ``(where, fields)`` for every rule line of ``path``."""
+    try:
+        text = Path(path).read_bytes().decode("utf-8", errors="replace")
+    except OSError as err:
+        raise SimError(f"{path}: cannot read rule file: {err.strerror}") from None
+    for lineno, line in enumerate(text.splitlines(), 1):
+        where = f"{path}:{lineno}"
+        if line.startswith("#") or not line.strip():
+            continue
+        if not line.startswith("R"):
+            raise SimError(f"{where}: rule lines must start with 'R' in column 0 (got {line.strip()[:40]!r})")
+        tokens = line[1:].split()
+        if len(tokens) < nfields:
+            raise SimError(f"{where}: missing fields, expected {usage}")
+        if len(tokens) > nfields and not tokens[nfields].startswith("#"):
+            raise SimError(f"{where}: trailing garbage {tokens[nfields]!r} after {usage}")
+        yield where, tokens[:nfields]
+
+
+def parse_lpm_rules(path: Path, family: int) -> list[LpmRule]:
+    """Parse an LPM/FIB rule file of IPv4 (``family=4``) or IPv6 (``family=6``) routes.
+
+    Depth is checked against the parser's range (0..32 / 0..128); whether depth 0 is
+    allowed is the table's business (rte_lpm rejects it, rte_fib takes it as default).
+    """
+    _, bits = FAMILIES[family]
+    rules = []
+    for where, (prefix, port) in _rule_lines(path, 2, "R<prefix>/<depth> <port>"):
+        addr, slash, depth = prefix.partition("/")
+        if not slash:
+            raise SimError(f"{where}: missing '/<depth>' in {prefix!r}")
+        rules.append(LpmRule(_address(addr, family, where), _c_number(depth, "depth", bits, where),
+                             _c_number(port, "port", 255, where), where))
+    return rules
+
+
+def parse_em_rules(path: Path, family: int) -> list[EmRule]:
+    """Parse an exact-match (``-E`` / ``--lookup em``) flow file."""
+    rules = []
+    usage = "R<dst_ip> <src_ip> <dst_port> <src_port> <proto> <port>"
+    for where, (dst, src, dport, sport, proto, port) in _rule_lines(path, 6, usage):
+        rules.append(EmRule(_address(dst, family, where), _address(src, family, where),
+                            _c_number(dport, "dst_port", 0xFFFF, where),
+                            _c_number(sport, "src_port", 0xFFFF, where),
+                            _c_number(proto, "proto", 0xFF, where),
+                            _c_number(port, "port", 255, where), where))
+    return rules

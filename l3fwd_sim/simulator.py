@@ -1,0 +1,190 @@
+"""``run``: pcap files → packet batches → pipeline → TX model → per-port pcaps + stats.
+
+This is the library entry point behind ``l3fwd-sim run``::
+
+    from l3fwd_sim import RunOptions, run, find_inputs
+    stats = run(RunOptions(inputs=find_inputs(["pcaps"]), outdir="out"))
+"""
+from __future__ import annotations
+
+import re
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .errors import SimError
+from .pcap import PcapReader, PcapWriter
+from .pipelines import Forwarding, pipeline
+from .polling import poll
+from .ports import MAX_PORTS, PortConfig, ports_of
+from .routing import load_lpm_routes
+from .stats import RunStats, write_json_atomic
+from .tx import TxModel, same_port_runs
+
+LOOKUPS = ("lpm",)
+PIPELINES = ("simple", "multi")
+_PORT_FILE = re.compile(r"port(\d+)\.pcap")
+
+
+def find_inputs(specs: list[str]) -> dict[int, Path]:
+    """Map RX port → pcap from ``INPUT`` arguments: a directory of ``port<N>.pcap``
+    files, or ``N=FILE``."""
+    inputs: dict[int, Path] = {}
+
+    def add(port: int, path: Path, spec: str):
+        if port >= MAX_PORTS:
+            raise SimError(f"{spec}: port {port} out of range 0..{MAX_PORTS - 1}")
+        if port in inputs:
+            raise SimError(f"{spec}: port {port} already has an input ({inputs[port]})")
+        inputs[port] = path
+
+    for spec in specs:
+        port, eq, file = spec.partition("=")
+        if eq and port.isdigit():
+            add(int(port), Path(file), spec)
+            continue
+        path = Path(spec)
+        if not path.is_dir():
+            raise SimError(f"{spec}: not a directory of port<N>.pcap files nor N=FILE")
+        found = [(int(m.group(1)), p) for p in sorted(path.iterdir()) if (m := _PORT_FILE.fullmatch(p.name))]
+        if not found:
+            raise SimError(f"{spec}: no port<N>.pcap files in this directory")
+        for port, p in found:
+            add(port, p, spec)
+    if not inputs:
+        raise SimError("no input given")
+    return inputs
+
+
+@dataclass
+class RunOptions:
+    """Options of one run, named as dpdk-l3fwd names them."""
+    inputs: dict[int, Path]
+    outdir: Path
+    portmask: int | None = None          # default: the ports that have an input
+    lookup: str = "lpm"
+    pipeline: str = "multi"
+    rule_ipv4: Path | None = None
+    rule_ipv6: Path | None = None
+    eth_dest: dict[int, bytes] = field(default_factory=dict)
+    port_mac: dict[int, bytes] = field(default_factory=dict)
+    rx_burst: int = 32
+    tx_burst: int = 32
+    chunk_packets: int = 65536           # super-burst size: a speed knob, never changes output
+    progress: Callable[[int, int], None] | None = None   # called with (bytes read, total bytes)
+
+
+def _validate(opt: RunOptions) -> int:
+    if opt.lookup not in LOOKUPS:
+        raise SimError(f"--lookup {opt.lookup}: not supported (choose from {', '.join(LOOKUPS)})")
+    if opt.pipeline not in PIPELINES:
+        raise SimError(f"--pipeline {opt.pipeline}: choose simple or multi")
+    for name in ("rx_burst", "tx_burst"):
+        value = getattr(opt, name)
+        if not 1 <= value <= 512:
+            raise SimError(f"--{name.replace('_', '-')} {value}: must be in 1..512")
+    portmask = opt.portmask if opt.portmask is not None else sum(1 << p for p in opt.inputs)
+    outside = [p for p in opt.inputs if not portmask >> p & 1]
+    if outside:
+        raise SimError(f"input for port {outside[0]} ({opt.inputs[outside[0]]}) but port {outside[0]} "
+                       f"is not in portmask 0x{portmask:x}")
+    return portmask
+
+
+def _refuse_overwriting_inputs(opt: RunOptions, tx_ports: list[int]) -> None:
+    inputs = {p.resolve() for p in opt.inputs.values()}
+    for port in tx_ports:
+        if (opt.outdir / f"port{port}.pcap").resolve() in inputs:
+            raise SimError(f"{opt.outdir / f'port{port}.pcap'}: output would overwrite an input; choose another -o")
+
+
+def run(opt: RunOptions) -> dict:
+    """Forward the inputs as dpdk-l3fwd would; write ``port<N>.pcap`` for every enabled
+    port and ``stats.json`` into ``opt.outdir``; return the stats as a dict."""
+    started = time.perf_counter()
+    portmask = _validate(opt)
+    ports = PortConfig(portmask, opt.eth_dest, opt.port_mac)
+    tx_ports = ports_of(portmask)
+    opt.outdir = Path(opt.outdir)
+    stats = RunStats(sorted(opt.inputs), tx_ports)
+    routes = load_lpm_routes(ports, opt.rule_ipv4, opt.rule_ipv6, stats.warnings)
+    setup = Forwarding(ports, opt.lookup, routes)
+    forward = pipeline(opt.pipeline)
+
+    readers = {}
+    try:
+        for port, path in sorted(opt.inputs.items()):
+            readers[port] = PcapReader(path)
+        try:
+            opt.outdir.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise SimError(f"{opt.outdir}: cannot create output directory: {err.strerror}") from None
+        _refuse_overwriting_inputs(opt, tx_ports)
+        nanosecond = any(r.nanosecond for r in readers.values())
+        writers = {p: PcapWriter(opt.outdir / f"port{p}.pcap", nanosecond) for p in tx_ports}
+        try:
+            tx_model = _forward_all(opt, readers, setup, forward, writers, stats)
+            for writer in writers.values():
+                writer.commit()
+        except BaseException:
+            for writer in writers.values():
+                writer.abort()
+            raise
+    finally:
+        for reader in readers.values():
+            reader.close()
+    for port, reader in readers.items():
+        if reader.truncated_at is not None:
+            stats.warnings.append(f"{reader.path}: last record cut short at offset {reader.truncated_at}; "
+                                  "it was ignored")
+    stats.tx_model = tx_model
+    stats.elapsed = time.perf_counter() - started
+    stats.options = {"portmask": f"0x{portmask:x}", "lookup": opt.lookup, "pipeline": opt.pipeline,
+                     "rx_burst": opt.rx_burst, "tx_burst": opt.tx_burst,
+                     "routes_installed": routes.installed,
+                     "inputs": {str(p): str(path) for p, path in sorted(opt.inputs.items())}}
+    result = stats.to_dict()
+    write_json_atomic(opt.outdir / "stats.json", result)
+    return result
+
+
+def _forward_all(opt, readers, setup, forward, writers, stats: RunStats) -> TxModel:
+    tx_model = TxModel(list(writers), opt.rx_burst, opt.tx_burst)
+    total_bytes = sum(Path(p).stat().st_size for p in opt.inputs.values())
+    done_bytes = 0
+
+    @contextmanager
+    def timer(stage: str):
+        t0 = time.perf_counter()
+        yield
+        stats.add_stage_time(stage, time.perf_counter() - t0)
+
+    batches = poll(readers, opt.rx_burst, opt.chunk_packets)
+    while True:
+        with timer("read"):
+            batch = next(batches, None)
+        if batch is None:
+            break
+        dest, reason = forward(batch, setup, timer)
+        with timer("tx"):
+            if opt.pipeline == "multi":
+                tx_model.send_runs(*same_port_runs(dest, batch.burst))
+            else:
+                counts = np.bincount(dest[dest >= 0], minlength=MAX_PORTS)
+                tx_model.send_single({p: int(counts[p]) for p in writers if counts[p]})
+            stats.count(batch.in_port, reason, dest)
+        with timer("write"):
+            for port, writer in writers.items():
+                rows = np.flatnonzero(dest == port)
+                if len(rows):
+                    writer.write(batch.heads[rows], batch.caplen[rows], batch.wirelen[rows],
+                                 batch.ts_ns[rows], batch.tails(rows))
+        if opt.progress:
+            done_bytes += int(batch.caplen.sum()) + 16 * len(batch)
+            opt.progress(done_bytes, total_bytes)
+    tx_model.drain()
+    return tx_model

@@ -1,0 +1,76 @@
+"""l3fwd's TX buffering, modelled for its counters.
+
+Per-port output order never depends on it (a direct send happens only when the port's
+buffer is empty, and a flush empties it in order; design-notes §1), so the writers take
+packets in processing order and this model only counts what DPDK would do:
+``rte_eth_tx_burst`` calls, packets sent directly vs through the per-port buffer.
+
+* simple path, ``send_single_packet``: append to the port's buffer; when it holds
+  ``rx_burst`` packets (v25.11+), send them.
+* multi path, ``send_packetsx4`` per run of same-port packets: a run of at least
+  ``tx_burst`` packets goes out directly if the buffer is empty; otherwise it is
+  appended, and a buffer that becomes exactly full (``MAX_PKT_BURST`` = 512) is sent.
+* drain: every non-empty buffer is sent (l3fwd does it every ~100 µs; here at the end).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+MAX_PKT_BURST = 512
+
+
+class TxModel:
+    def __init__(self, ports: list[int], rx_burst: int, tx_burst: int):
+        self.rx_burst = rx_burst
+        self.tx_burst = tx_burst
+        self._len = {p: 0 for p in ports}
+        self.tx_bursts = {p: 0 for p in ports}
+        self.direct = {p: 0 for p in ports}
+        self.buffered = {p: 0 for p in ports}
+
+    def send_single(self, counts: dict[int, int]) -> None:
+        """``send_single_packet`` for ``counts[port]`` consecutive packets per port."""
+        for port, n in counts.items():
+            total = self._len[port] + n
+            self.tx_bursts[port] += total // self.rx_burst
+            self._len[port] = total % self.rx_burst
+            self.buffered[port] += n
+
+    def send_runs(self, run_ports: np.ndarray, run_lens: np.ndarray) -> None:
+        """``send_packetsx4`` for each run, in order."""
+        length, bursts, direct, buffered = self._len, self.tx_bursts, self.direct, self.buffered
+        tx_burst = self.tx_burst
+        for port, num in zip(run_ports.tolist(), run_lens.tolist()):
+            if num >= tx_burst and length[port] == 0:
+                bursts[port] += 1
+                direct[port] += num
+                continue
+            buffered[port] += num
+            total = length[port] + num
+            if total >= MAX_PKT_BURST:
+                bursts[port] += 1
+                total -= MAX_PKT_BURST
+            length[port] = total
+
+    def drain(self) -> None:
+        for port, n in self._len.items():
+            if n:
+                self.tx_bursts[port] += 1
+                self._len[port] = 0
+
+
+def same_port_runs(dest: np.ndarray, burst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Maximal runs of consecutive packets of one rx burst with the same destination —
+    what ``port_groupx4`` and ``GROUP_PORT_STEP`` compute (l3fwd_forwarding_semantics
+    §8). Runs of dropped packets (negative ``dest``) are left out: they are freed."""
+    if not len(dest):
+        return dest[:0], dest[:0]
+    change = np.empty(len(dest), bool)
+    change[0] = True
+    np.not_equal(dest[1:], dest[:-1], out=change[1:])
+    change[1:] |= burst[1:] != burst[:-1]
+    starts = np.flatnonzero(change)
+    lens = np.diff(starts, append=len(dest))
+    ports = dest[starts]
+    keep = ports >= 0
+    return ports[keep], lens[keep]
