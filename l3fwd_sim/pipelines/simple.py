@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ptype
+from ..pcap import HEAD_BYTES
 from ..rfc1812 import is_valid_ipv4_pkt, update_ttl_checksum
 from ..stats import REASON_CODE
 
@@ -45,15 +46,18 @@ FORWARD = {"lpm": lpm_simple_forward}
 
 
 def forward(batch, setup, timer) -> tuple[np.ndarray, np.ndarray]:
-    n = len(batch)
-    dest = np.full(n, -1, np.int64)
-    reason = np.zeros(n, np.uint8)
     forward_one = FORWARD[setup.lookup]
-    heads = batch.heads
+    width = HEAD_BYTES
     with timer("forward"):
+        raw = bytearray(batch.heads.tobytes())    # one copy; frames are cut from it and put back
+        dest, reason = [], []
         for i, (pkt_len, portid) in enumerate(zip(batch.caplen.tolist(), batch.in_port.tolist())):
-            frame = batch.frame_head(i)
-            dest[i], reason[i] = forward_one(frame, pkt_len, portid, setup)
-            if dest[i] >= 0:
-                heads[i, :len(frame)] = np.frombuffer(frame, np.uint8)
-    return dest, reason
+            start = i * width
+            frame = raw[start:start + min(pkt_len, width)]
+            port, why = forward_one(frame, pkt_len, portid, setup)
+            dest.append(port)
+            reason.append(why)
+            if port >= 0:
+                raw[start:start + len(frame)] = frame
+        batch.heads[:] = np.frombuffer(raw, np.uint8).reshape(batch.heads.shape)
+    return np.array(dest, np.int64), np.array(reason, np.uint8)

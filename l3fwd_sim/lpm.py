@@ -1,0 +1,518 @@
+"""Longest-prefix-match tables with DPDK rte_lpm (IPv4) and rte_lpm6 (IPv6) semantics.
+
+One multibit stride table, :class:`StrideTable`, serves both families. Level 0
+(``tbl24``, 2**24 entries) is indexed by the top 24 bits of the key. Each further
+level is a 256-entry ``tbl8`` group indexed by the next 8 key bits. IPv4
+(key_bits=32) is rte_lpm's DIR-24-8: tbl24 plus one tbl8 level. IPv6
+(key_bits=128) is laid out like rte_lpm6: tbl24 on address bytes 0..2, then up to
+13 tbl8 levels on bytes 3..15. All tbl8 groups live in one growable uint32 array.
+Its capacity doubles when it runs out.
+
+Entry encoding (uint32, the same in tbl24 and tbl8)::
+
+    bit 31        valid
+    bit 30        extended: the payload is a tbl8 group index; look one level deeper
+    bits P..29    depth of the rule that wrote the entry (0 in extended entries);
+                  D = key_bits.bit_length() bits: 6 for IPv4, 8 for IPv6
+    bits 0..P-1   payload: next hop, or tbl8 group index when extended;
+                  P = 30 - D: 24 bits for IPv4 (rte_lpm's 24-bit next hop and 2**24
+                  groups), 22 bits for IPv6 (rte_lpm6's 21-bit next hop fits)
+
+An all-zero entry is invalid, which means a miss. lookup_bulk returns int64 next
+hops, with ``default`` where a key misses.
+
+Semantics modelled (rte_lpm.c / rte_lpm6.c):
+
+* add: the prefix is masked to its depth. Cells covered by the prefix are
+  overwritten when they are invalid or hold a rule of depth <= the new depth, so
+  more specific rules survive. Extended cells are followed into their groups.
+  Adding the same (prefix, depth) again replaces the next hop. The tbl8 groups
+  for the whole path are checked before anything is written (rte_lpm6's
+  simulate_add). If they run out, LpmError (ENOSPC) is raised and the table is
+  unchanged.
+* delete: cells of the rule get the longest less-specific covering rule
+  (rte_lpm's find_previous_rule), or become invalid. After that, every tbl8 group
+  on the rule's path that is all invalid, or all one rule whose depth does not
+  reach into the group, is folded into its parent entry and freed (rte_lpm's
+  tbl8_recycle_check). A new group takes the lowest free index, like rte_lpm's
+  linear scan. (rte_lpm6 frees a group only when it holds no valid entry, so
+  IPv6 group counts can be lower than rte_lpm6's. Lookups are the same.)
+* No depth 0 (/0): rte_lpm and rte_lpm6 reject depth 0 and key_bits + 1.
+"""
+
+from __future__ import annotations
+
+import heapq
+import sys
+from typing import Iterable
+
+import numpy as np
+
+__all__ = ["LpmError", "StrideTable", "Lpm4", "Lpm6"]
+
+_VALID = 0x80000000
+_EXT = 0x40000000
+_EXT_VALID = _VALID | _EXT  # an entry >= this is extended; valid entries are >= _VALID
+_GROUP = 256
+
+
+class LpmError(ValueError):
+    """Bad depth, bad next hop or address, tbl8 groups exhausted (ENOSPC), or a
+    delete of a rule that is not in the table. The message is one line."""
+
+
+class StrideTable:
+    """A tbl24 + 8-bit-stride tbl8 LPM table for keys of ``key_bits`` bits.
+
+    Scalar keys are Python ints. Bulk operations take keys in a level-friendly
+    form; :class:`Lpm4` and :class:`Lpm6` do the conversion. ``max_groups``
+    models rte_lpm's ``number_tbl8s`` (None means unlimited).
+    """
+
+    def __init__(self, key_bits: int, next_hop_bits: int, max_groups: int | None = None):
+        if key_bits < 24 or (key_bits - 24) % 8:
+            raise ValueError("key_bits must be 24 + a multiple of 8")
+        self.key_bits = key_bits
+        self.levels = 1 + (key_bits - 24) // 8
+        self._dshift = 30 - key_bits.bit_length()
+        self._pmask = (1 << self._dshift) - 1
+        # Bit 30 and the depth field together. A cell can be overwritten at depth d
+        # iff (cell & _ext_depth) <= d << dshift, because an extended cell has bit 30 set.
+        self._ext_depth = _EXT | (((1 << key_bits.bit_length()) - 1) << self._dshift)
+        if next_hop_bits > self._dshift:
+            raise ValueError("next_hop_bits does not fit the entry payload")
+        self.max_next_hop = (1 << next_hop_bits) - 1
+        if max_groups is not None and not 0 <= max_groups <= self._pmask + 1:
+            raise LpmError(f"max_groups must be 0..{self._pmask + 1}")
+        self.max_groups = max_groups
+        nbytes = key_bits // 8
+        # _byte_masks[d] = network-order byte mask of a /d prefix
+        ones = (1 << key_bits) - 1
+        raw = b"".join((ones ^ (ones >> d)).to_bytes(nbytes, "big") for d in range(key_bits + 1))
+        self._byte_masks = np.frombuffer(raw, np.uint8).reshape(key_bits + 1, nbytes)
+        self.clear()
+
+    # ---------------------------------------------------------------- state
+    def clear(self) -> None:
+        """Empty the table (rte_lpm_delete_all). np.zeros keeps tbl24 pages lazy."""
+        self.tbl24 = np.zeros(1 << 24, np.uint32)
+        self.tbl8 = np.zeros(0, np.uint32)
+        self._free: list[int] = []  # heap of freed group indices, all below _high
+        self._high = 0              # groups >= _high have never been used
+        self._rule_dicts: list[dict[int, int]] = [{} for _ in range(self.key_bits + 1)]
+        self._pending = None  # rules from build(), turned into dicts on first use
+        self._pending_len = 0
+
+    @property
+    def _rules(self) -> list[dict[int, int]]:
+        """Per depth, {masked key: next hop} (rte_lpm's rule table). After build() the
+        dicts are made on first use, so a table that is only looked up never pays for them."""
+        if self._pending is not None:
+            words, deduped = self._pending
+            self._pending = None
+            wbits = words.itemsize * 8
+            for d, (sel, nhs) in deduped.items():
+                ints = words[sel, 0].tolist()
+                for c in range(1, words.shape[1]):
+                    ints = [hi << wbits | lo for hi, lo in zip(ints, words[sel, c].tolist())]
+                self._rule_dicts[d] = dict(zip(ints, nhs.tolist()))
+        return self._rule_dicts
+
+    def __len__(self) -> int:
+        if self._pending is not None:
+            return self._pending_len
+        return sum(map(len, self._rule_dicts))
+
+    @property
+    def groups_used(self) -> int:
+        return self._high - len(self._free)
+
+    def _table(self, level: int) -> np.ndarray:
+        return self.tbl24 if level == 0 else self.tbl8
+
+    def _alloc(self, n: int) -> np.ndarray:
+        """Take the n lowest free group indices, the same order as rte_lpm's linear scan."""
+        if self.max_groups is not None and self.groups_used + n > self.max_groups:
+            raise LpmError(f"out of tbl8 groups (ENOSPC): {self.max_groups} in use")
+        reuse = [heapq.heappop(self._free) for _ in range(min(n, len(self._free)))]
+        fresh = np.arange(self._high, self._high + n - len(reuse), dtype=np.uint32)
+        self._high += fresh.size
+        if self._high * _GROUP > self.tbl8.size:
+            cap = max(self._high, 2 * (self.tbl8.size // _GROUP), 16)
+            if self.max_groups is not None:
+                cap = max(min(cap, self.max_groups), self._high)
+            grown = np.zeros(cap * _GROUP, np.uint32)
+            grown[: self.tbl8.size] = self.tbl8
+            self.tbl8 = grown
+        return np.concatenate([np.array(reuse, np.uint32), fresh])
+
+    # ---------------------------------------------------------------- helpers
+    def _check(self, key, depth, next_hop=None) -> tuple[int, int, int | None]:
+        """Validate the scalar arguments and return them as Python ints."""
+        if not isinstance(depth, (int, np.integer)) or not 1 <= depth <= self.key_bits:
+            raise LpmError(f"depth must be 1..{self.key_bits}, got {depth!r}")
+        if not isinstance(key, (int, np.integer)) or not 0 <= key < (1 << self.key_bits):
+            raise LpmError(f"address must be a {self.key_bits}-bit unsigned int, got {key!r}")
+        if next_hop is not None and (not isinstance(next_hop, (int, np.integer))
+                                     or not 0 <= next_hop <= self.max_next_hop):
+            raise LpmError(f"next hop must be 0..{self.max_next_hop}, got {next_hop!r}")
+        return int(key), int(depth), None if next_hop is None else int(next_hop)
+
+    def _mask(self, key: int, depth: int) -> int:
+        return key & ~((1 << (self.key_bits - depth)) - 1)
+
+    def _entry(self, next_hop: int, depth: int) -> int:
+        return _VALID | depth << self._dshift | next_hop
+
+    @staticmethod
+    def _level(depth: int) -> int:
+        return 0 if depth <= 24 else (depth - 17) // 8  # 25..32 -> 1, 33..40 -> 2, ...
+
+    def _index(self, key: int, level: int, group: int = 0) -> int:
+        """Flat index of key's cell at `level` (in `group` for tbl8 levels)."""
+        if level == 0:
+            return key >> (self.key_bits - 24)
+        return group << 8 | (key >> (self.key_bits - 24 - 8 * level)) & 0xFF
+
+    def _walk(self, key: int, level: int, create: bool) -> list[tuple[int, int]]:
+        """Cells (level, flat index) from tbl24 down to `level`. When `create` is
+        set, a tbl8 group is allocated where a cell is not extended yet, filled
+        with that cell's rule (rte_lpm add_depth_big)."""
+        path = [(0, self._index(key, 0))]
+        for lvl in range(1, level + 1):
+            plvl, pidx = path[-1]
+            e = int(self._table(plvl)[pidx])
+            if e & _EXT:
+                g = e & self._pmask
+            else:
+                if not create:
+                    raise AssertionError("rule path is not extended")
+                g = int(self._alloc(1)[0])
+                self.tbl8[g << 8:(g + 1) << 8] = e
+                self._table(plvl)[pidx] = _EXT_VALID | g  # re-fetched: _alloc may grow tbl8
+            path.append((lvl, self._index(key, lvl, g)))
+        return path
+
+    def _groups_needed(self, key: int, level: int) -> int:
+        e, lvl = int(self.tbl24[self._index(key, 0)]), 0
+        while lvl < level and e & _EXT:
+            lvl += 1
+            e = int(self.tbl8[self._index(key, lvl, e & self._pmask)])
+        return level - lvl
+
+    def _range(self, cell: tuple[int, int], depth: int) -> np.ndarray:
+        lvl, idx = cell
+        return self._table(lvl)[idx: idx + (1 << (24 + 8 * lvl - depth))]  # idx is aligned
+
+    def _paint(self, cells: np.ndarray, entry: int, depth: int) -> None:
+        """Write `entry` into every non-extended cell of `cells` (a view) whose depth
+        is <= `depth`. Extended cells are followed into their groups, all levels
+        down. This one rule serves add (entry = the new rule) and delete
+        (entry = the replacement rule, or 0)."""
+        limit = depth << self._dshift
+        cells[(cells & self._ext_depth) <= limit] = entry
+        groups = cells[cells >= _EXT_VALID] & self._pmask
+        while groups.size:  # one level of child groups per pass
+            grid = self.tbl8.reshape(-1, _GROUP)
+            rows = grid[groups]
+            rows[(rows & self._ext_depth) <= limit] = entry
+            grid[groups] = rows
+            groups = rows[rows >= _EXT_VALID] & self._pmask
+
+    # ---------------------------------------------------------------- scalar API
+    def add(self, key: int, depth: int, next_hop: int) -> None:
+        key, depth, next_hop = self._check(key, depth, next_hop)
+        key = self._mask(key, depth)
+        rules = self._rules[depth]
+        if rules.get(key) == next_hop:  # rte_lpm: an identical rule is a no-op
+            return
+        level = self._level(depth)
+        need = self._groups_needed(key, level)
+        if need and self.max_groups is not None and self.groups_used + need > self.max_groups:
+            raise LpmError(f"out of tbl8 groups (ENOSPC): {self.max_groups} in use")
+        path = self._walk(key, level, create=True)
+        rules[key] = next_hop
+        self._paint(self._range(path[-1], depth), self._entry(next_hop, depth), depth)
+
+    def delete(self, key: int, depth: int) -> None:
+        key, depth, _ = self._check(key, depth)
+        key = self._mask(key, depth)
+        if key not in self._rules[depth]:
+            raise LpmError(f"rule {key:#x}/{depth} not present")
+        del self._rules[depth][key]
+        repl = 0
+        for d in range(depth - 1, 0, -1):
+            nh = self._rules[d].get(self._mask(key, d))
+            if nh is not None:
+                repl = self._entry(nh, d)
+                break
+        level = self._level(depth)
+        path = self._walk(key, level, create=False)
+        self._paint(self._range(path[-1], depth), repl, depth)
+        # Fold uniform groups back into their parent cell, bottom up.
+        for lvl in range(level, 0, -1):
+            g = path[lvl][1] >> 8
+            row = self.tbl8[g << 8:(g + 1) << 8]
+            first = int(row[0])
+            parent_bits = 16 + 8 * lvl  # key bits above this group
+            if (first & self._ext_depth) > parent_bits << self._dshift or not (row == first).all():
+                break  # extended, deeper than the parent level, or not uniform
+            plvl, pidx = path[lvl - 1]
+            self._table(plvl)[pidx] = first
+            heapq.heappush(self._free, g)
+
+    def lookup(self, key: int) -> int | None:
+        key = int(key)
+        if not 0 <= key < (1 << self.key_bits):
+            raise LpmError(f"address must be a {self.key_bits}-bit unsigned int, got {key!r}")
+        e = int(self.tbl24[key >> (self.key_bits - 24)])
+        shift = self.key_bits - 24
+        while e & _EXT:
+            shift -= 8
+            e = int(self.tbl8[(e & self._pmask) << 8 | (key >> shift) & 0xFF])
+        return e & self._pmask if e & _VALID else None
+
+    def is_rule_present(self, key: int, depth: int) -> int | None:
+        key, depth, _ = self._check(key, depth)
+        return self._rules[depth].get(self._mask(key, depth))
+
+    def tbl24_entry(self, key: int) -> tuple[bool, int | None]:
+        """(extended, group index or next hop) of key's tbl24 cell; (False, None) if invalid."""
+        e = int(self.tbl24[key >> (self.key_bits - 24)])
+        return (bool(e & _EXT), e & self._pmask) if e & _VALID else (False, None)
+
+    # ---------------------------------------------------------------- bulk API
+    def lookup_bulk(self, idx0: np.ndarray, tail: np.ndarray, default, out=None) -> np.ndarray:
+        """idx0 is the uint32 tbl24 index of each key. tail[:, k] is the key byte for
+        tbl8 level k+1. Only keys that are still extended take part in each level's gather."""
+        e = np.take(self.tbl24, idx0)
+        act = np.flatnonzero(e >= _EXT_VALID)
+        lvl = 0
+        while act.size:
+            idx = e[act]
+            idx &= self._pmask
+            idx <<= 8  # < 2**32 while the group count is < 2**24
+            idx |= tail[:, lvl][act]
+            sub = np.take(self.tbl8, idx)
+            e[act] = sub
+            act = act[sub >= _EXT_VALID]
+            lvl += 1
+        miss = e < _VALID
+        e &= self._pmask
+        if out is None:
+            out = np.empty(e.size, np.int64)
+        np.copyto(out, e)
+        np.copyto(out, default, where=miss)
+        return out
+
+    def build(self, keys: np.ndarray, depths: np.ndarray, next_hops: np.ndarray) -> None:
+        """Add many rules to an empty table. The result looks up the same as add() in
+        order (a later duplicate wins). keys is (N, key_bits/8) uint8 in network order.
+
+        The work is a few numpy calls per depth. Depths are written in ascending
+        order, so each cell ends with its longest rule. Before a tbl8 level is written,
+        its groups are allocated in one step (one per distinct parent cell of the
+        deeper rules) and filled from the finished parent level.
+        """
+        if len(self) or self.groups_used:
+            raise LpmError("build() needs an empty table")
+        kb, nbytes = self.key_bits, self.key_bits // 8
+        keys = np.ascontiguousarray(keys, np.uint8).reshape(-1, nbytes)
+        depths, next_hops = np.asarray(depths).ravel(), np.asarray(next_hops).ravel()
+        n = len(keys)
+        if len(depths) != n or len(next_hops) != n:
+            raise LpmError("keys, depths and next_hops must have the same length")
+        if n == 0:
+            return
+        if depths.min() < 1 or depths.max() > kb:
+            raise LpmError(f"depth must be 1..{kb}")
+        if next_hops.min() < 0 or next_hops.max() > self.max_next_hop:
+            raise LpmError(f"next hop must be 0..{self.max_next_hop}")
+        keys = keys & self._byte_masks[depths.astype(np.intp)]
+        entries = next_hops.astype(np.uint32) | (_VALID | depths.astype(np.uint32) << self._dshift)
+        order = np.argsort(depths.astype(np.uint8), kind="stable")  # radix sort; keeps file order
+        bounds = np.searchsorted(depths[order], np.arange(kb + 2))  # depth d: bounds[d]:bounds[d+1]
+        deduped = {}  # depth -> (rule indices, last duplicate kept; their next hops)
+
+        def write(table, d, sel, slots, span_bits):
+            keep = self._last_unique(slots)
+            sel, slots = sel[keep], slots[keep]
+            if span_bits == 0:
+                table[slots] = entries[sel]
+            else:
+                table.reshape(-1, 1 << span_bits)[slots] = entries[sel][:, None]
+            deduped[d] = (sel, next_hops[sel])
+
+        try:
+            idx0 = keys.view(">u4")[:, 0] >> 8
+            for d in range(1, 25):
+                sel = order[bounds[d]:bounds[d + 1]]
+                if sel.size:
+                    write(self.tbl24, d, sel, idx0[sel] >> (24 - d), 24 - d)
+            start = bounds[25]
+            deep = order[start:]
+            cur = idx0[deep]  # each deep rule's cell in the parent level
+            for lvl in range(1, self.levels):
+                if deep.size == 0:
+                    break
+                parents, inv = np.unique(cur, return_inverse=True)
+                groups = self._alloc(parents.size)
+                ptable = self._table(lvl - 1)  # fetched after _alloc, which may grow tbl8
+                self.tbl8.reshape(-1, _GROUP)[groups] = ptable[parents][:, None]
+                ptable[parents] = _EXT_VALID | groups
+                cur = groups[inv.ravel()] << 8 | keys[deep, 2 + lvl]
+                base = 16 + 8 * lvl  # key bits above this level
+                for d in range(base + 1, base + 9):
+                    a, b = bounds[d] - start, bounds[d + 1] - start
+                    if a < b:
+                        write(self.tbl8, d, deep[a:b], cur[a:b] >> (base + 8 - d), base + 8 - d)
+                cut = bounds[min(base + 9, kb + 1)] - start
+                start += cut
+                deep, cur = deep[cut:], cur[cut:]
+        except LpmError:
+            self.clear()
+            raise
+        self._pending = (keys.view(">u8" if nbytes % 8 == 0 else ">u4"), deduped)
+        self._pending_len = sum(sel.size for sel, _ in deduped.values())
+
+    @staticmethod
+    def _last_unique(slots: np.ndarray) -> np.ndarray:
+        """Positions of the last occurrence of each distinct slot (a later duplicate
+        rule wins). One plain sort of slot<<32|position is faster than a stable argsort."""
+        pos = np.arange(slots.size, dtype=np.uint64)
+        packed = np.sort(slots.astype(np.uint64) << np.uint64(32) | pos)
+        hi = packed >> np.uint64(32)
+        last = np.empty(slots.size, bool)
+        np.not_equal(hi[1:], hi[:-1], out=last[:-1])
+        last[-1] = True
+        return (packed[last] & np.uint64(0xFFFFFFFF)).astype(np.intp)
+
+
+class _Lpm:
+    """The shared thin wrapper. Subclasses set the key width and convert addresses."""
+
+    KEY_BITS: int
+    NEXT_HOP_BITS: int
+
+    def __init__(self, max_tbl8_groups: int | None = None):
+        self._t = StrideTable(self.KEY_BITS, self.NEXT_HOP_BITS, max_tbl8_groups)
+
+    def add(self, ip: int, depth: int, next_hop: int) -> None:
+        """rte_lpm_add / rte_lpm6_add. ip is masked to depth. Re-adding a prefix replaces
+        its next hop. LpmError for a bad depth or next hop, or when tbl8 groups run out
+        (ENOSPC; the table is unchanged)."""
+        self._t.add(ip, depth, next_hop)
+
+    def delete(self, ip: int, depth: int) -> None:
+        """rte_lpm_delete / rte_lpm6_delete. Addresses covered by the rule fall back to
+        the next less specific rule, or miss. LpmError for a bad depth or an absent rule."""
+        self._t.delete(ip, depth)
+
+    def lookup(self, ip: int) -> int | None:
+        """Next hop of the longest matching rule, or None (-ENOENT)."""
+        return self._t.lookup(ip)
+
+    def is_rule_present(self, ip: int, depth: int) -> int | None:
+        """Next hop of the exact rule ip/depth, or None."""
+        return self._t.is_rule_present(ip, depth)
+
+    def delete_all(self) -> None:
+        """rte_lpm_delete_all / rte_lpm6_delete_all."""
+        self._t.clear()
+
+    def __len__(self) -> int:
+        return len(self._t)
+
+    @property
+    def tbl8_groups_used(self) -> int:
+        return self._t.groups_used
+
+    def tbl24_entry(self, ip: int) -> tuple[bool, int | None]:
+        """(extended, tbl8 group or next hop) of ip's tbl24 cell, as test_lpm test18
+        reads tbl24[].valid_group / group_idx. (False, None) means an invalid cell."""
+        return self._t.tbl24_entry(ip)
+
+    def lookup_bulk(self, ips, default, out: np.ndarray | None = None) -> np.ndarray:
+        """Vectorised lookup. Returns int64 next hops, with `default` (a scalar, or an
+        array broadcast to the keys) where there is no match."""
+        idx0, tail = self._bulk_keys(ips)
+        return self._t.lookup_bulk(idx0, tail, default, out)
+
+    def build(self, ips, depths, next_hops) -> None:
+        """Bulk add into an empty table. The lookups are the same as add() in order
+        (a later duplicate prefix wins). ips is uint32 for Lpm4 and (N, 16) uint8 for
+        Lpm6. On LpmError the table is left empty."""
+        self._t.build(self._key_bytes(ips), depths, next_hops)
+
+    @classmethod
+    def from_rules(cls, rules: Iterable[tuple[int, int, int]], max_tbl8_groups: int | None = None):
+        """Table from (ip, depth, next_hop) triples in file order, built with build()."""
+        rules = rules if isinstance(rules, (list, tuple)) else list(rules)
+        n = len(rules)
+        depths = np.fromiter((r[1] for r in rules), np.int64, n)
+        nhs = np.fromiter((r[2] for r in rules), np.int64, n)
+        lpm = cls(max_tbl8_groups)
+        lpm.build(cls._ints_to_keys([r[0] for r in rules]), depths, nhs)
+        return lpm
+
+
+class Lpm4(_Lpm):
+    """IPv4 LPM with rte_lpm semantics (DIR-24-8). Depth is 1..32, the next hop has
+    24 bits, and addresses are host-order ints or uint32. lookup_bulk is
+    rte_lpm_lookupx4 with defv, generalised to any number of keys."""
+
+    KEY_BITS, NEXT_HOP_BITS = 32, 24
+    _LOW_BYTE = 0 if sys.byteorder == "little" else 3
+
+    @classmethod
+    def _bulk_keys(cls, ips):
+        ips = np.ascontiguousarray(ips, np.uint32).ravel()
+        low = ips.view(np.uint8)[cls._LOW_BYTE::4]  # zero-copy strided view of ip & 0xFF
+        return ips >> 8, low[:, None]
+
+    @staticmethod
+    def _key_bytes(ips):
+        ips = np.asarray(ips)
+        if ips.size and (ips.min() < 0 or ips.max() > 0xFFFFFFFF):
+            raise LpmError("IPv4 address out of range")
+        return ips.astype(">u4").view(np.uint8).reshape(-1, 4)
+
+    @staticmethod
+    def _ints_to_keys(ips):
+        try:
+            return np.fromiter(ips, np.int64, len(ips))
+        except (OverflowError, TypeError) as exc:
+            raise LpmError(f"IPv4 address must be a 32-bit unsigned int ({exc})") from None
+
+
+class Lpm6(_Lpm):
+    """IPv6 LPM with rte_lpm6 semantics. Depth is 1..128, the next hop has 21 bits
+    (0x1FFFFF max). Scalar addresses are 128-bit ints. Bulk addresses are an
+    (N, 16) uint8 array in network order, and lookup_bulk with default=-1 behaves
+    like rte_lpm6_lookup_bulk_func."""
+
+    KEY_BITS, NEXT_HOP_BITS = 128, 21
+
+    @staticmethod
+    def _bulk_keys(addrs):
+        a = np.ascontiguousarray(addrs, np.uint8).reshape(-1, 16)
+        return a.view(">u4")[:, 0] >> 8, a[:, 3:]
+
+    @staticmethod
+    def _key_bytes(addrs):
+        return np.ascontiguousarray(addrs, np.uint8).reshape(-1, 16)
+
+    @staticmethod
+    def _ints_to_keys(ips):
+        try:
+            raw = b"".join(ip.to_bytes(16, "big") for ip in ips)
+        except (OverflowError, AttributeError) as exc:
+            raise LpmError(f"IPv6 address must be a 128-bit unsigned int ({exc})") from None
+        return np.frombuffer(raw, np.uint8).reshape(-1, 16)
+
+    def delete_bulk(self, ips: Iterable[int], depths: Iterable[int]) -> None:
+        """rte_lpm6_delete_bulk_func: delete several rules and skip the missing ones."""
+        for ip, depth in zip(ips, depths):
+            self._t._check(ip, depth)
+            if self._t.is_rule_present(ip, depth) is not None:
+                self._t.delete(ip, depth)

@@ -1,0 +1,481 @@
+"""Independent, deliberately simple per-packet model of dpdk-l3fwd (v26.07).
+
+This is the test oracle of l3fwd-sim.  It must stay independent of the ``l3fwd_sim``
+package (it imports nothing from it) and simple enough to be checked by reading:
+
+* longest-prefix match is a brute-force scan over a list of ``ipaddress`` networks;
+* exact match is a Python dict keyed by the masked 5-tuple;
+* every packet is handled by one straight-line function per lookup mode / pipeline.
+
+References (all under /work/shared/reference/dpdk/):
+  SEM  = l3fwd_forwarding_semantics.md
+  DIFF = path_differences.md
+  INT  = lpm_fib_hash_internals.md
+  DEF  = default_routes.md
+  OPT  = l3fwd_options_and_rule_files.md
+and /work/shared/design-notes.md (DN).
+
+Undefined behaviour in C (reading past the end of a short frame) is replaced by a drop
+with reason ``"truncated"``; see ``_min_len`` below for the exact rule (DN §6).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections import Counter
+
+__all__ = [
+    "l3fwd_oracle",
+    "parse_rule_file_lpm",
+    "parse_rule_file_em",
+    "DEFAULT_LPM_V4",
+    "DEFAULT_LPM_V6",
+    "DEFAULT_EM_V4",
+    "DEFAULT_EM_V6",
+]
+
+RTE_MAX_ETHPORTS = 32
+
+ETHER_IPV4 = 0x0800
+ETHER_IPV6 = 0x86DD
+
+# ---------------------------------------------------------------------------------------
+# Default tables (DEF §A.1-A.4)
+# ---------------------------------------------------------------------------------------
+DEFAULT_LPM_V4 = [(f"198.18.{n}.0", 24, n) for n in range(16)]
+DEFAULT_LPM_V6 = [(f"2001:200:0:{n:x}::", 64, n) for n in range(16)]
+# (dst, src, dport, sport, proto, port) -- same field order as an EM rule line (OPT §3)
+DEFAULT_EM_V4 = [(f"198.18.{n}.0", f"198.18.{n}.1", 9, 9, 17, n) for n in range(16)]
+DEFAULT_EM_V6 = [(f"2001:200:0:{n:x}::", f"2001:200:0:{n:x}::1", 9, 9, 17, n)
+                 for n in range(16)]
+
+
+# ---------------------------------------------------------------------------------------
+# Rule files (OPT §3)
+# ---------------------------------------------------------------------------------------
+def _strtoul0(tok: str) -> int:
+    """strtoul(tok, &end, 0) that must consume the whole token (OPT §3)."""
+    t = tok.lower()
+    if t.startswith("0x"):
+        return int(t[2:], 16)
+    if len(t) > 1 and t.startswith("0"):
+        return int(t[1:], 8)  # leading 0 = octal
+    return int(t, 10)
+
+
+def _rule_lines(path):
+    """Yield the token lists of the 'R' lines; '#' in column 0 and blank lines skipped."""
+    out = []
+    with open(path, "r") as f:
+        for lineno, line in enumerate(f, 1):
+            if line.startswith("#") or line.strip() == "":
+                continue
+            if not line.startswith("R"):
+                raise ValueError(f"{path}:{lineno}: rule line must start with 'R'")
+            out.append(line[1:].split())
+    if not out:
+        raise ValueError(f"{path}: no rules")
+    return out
+
+
+def parse_rule_file_lpm(path) -> list[tuple[str, int, int]]:
+    """``R<addr>/<depth> <port>`` lines -> [(addr, depth, port)] in file order."""
+    rules = []
+    for toks in _rule_lines(path):
+        addr, depth = toks[0].split("/")
+        ip = ipaddress.ip_address(addr)
+        depth = _strtoul0(depth)
+        port = _strtoul0(toks[1])
+        if depth > ip.max_prefixlen or port > 255:
+            raise ValueError(f"bad LPM rule {toks}")
+        rules.append((str(ip), depth, port))
+    return rules
+
+
+def parse_rule_file_em(path) -> list[tuple[str, str, int, int, int, int]]:
+    """``R<dst> <src> <dport> <sport> <proto> <port>`` -> [(dst, src, dport, sport, proto, port)]."""
+    rules = []
+    for toks in _rule_lines(path):
+        dst = ipaddress.ip_address(toks[0])
+        src = ipaddress.ip_address(toks[1])
+        dport, sport, proto, port = (_strtoul0(t) for t in toks[2:6])
+        if dport > 0xFFFF or sport > 0xFFFF or proto > 255 or port > 255:
+            raise ValueError(f"bad EM rule {toks}")
+        rules.append((str(dst), str(src), dport, sport, proto, port))
+    return rules
+
+
+# ---------------------------------------------------------------------------------------
+# Tables
+# ---------------------------------------------------------------------------------------
+def _port_enabled(port: int, portmask: int) -> bool:
+    # setup_lpm/setup_fib/populate_*_flow: `(1 << if_out) & enabled_port_mask` (DEF intro,
+    # SEM §3.4).  Ports >= 32 are never installed (the C shift would be undefined).
+    return 0 <= port < 32 and (portmask >> port) & 1 == 1
+
+
+class _LPM:
+    """Brute-force longest prefix match.  A later rule with the same prefix wins."""
+
+    def __init__(self, routes, portmask, allow_depth0, family):
+        self.routes = {}  # (network) -> port; dict keeps the overwrite semantics
+        for addr, depth, port in routes:
+            if depth == 0 and not allow_depth0:
+                # rte_lpm_add / rte_lpm6_add reject depth 0 -> l3fwd exits (OPT §3)
+                raise ValueError("depth 0 rejected by rte_lpm/rte_lpm6")
+            if not _port_enabled(port, portmask):
+                continue
+            net = ipaddress.ip_network(f"{addr}/{depth}", strict=False)  # library masks
+            if net.version != family:
+                raise ValueError(f"route {addr}/{depth} is not IPv{family}")
+            self.routes[net] = port
+
+    def lookup(self, addr_bytes: bytes):
+        ip = ipaddress.ip_address(addr_bytes)
+        best = None
+        for net, port in self.routes.items():
+            if ip in net and (best is None or net.prefixlen > best[0]):
+                best = (net.prefixlen, port)
+        return None if best is None else best[1]
+
+
+class _EM:
+    """Exact match on (proto, src, dst, sport, dport) (INT §5).  Later duplicate wins."""
+
+    def __init__(self, flows, portmask):
+        self.flows = {}
+        for dst, src, dport, sport, proto, port in flows:
+            if not _port_enabled(port, portmask):
+                continue
+            key = (proto, ipaddress.ip_address(src).packed,
+                   ipaddress.ip_address(dst).packed, sport, dport)
+            self.flows[key] = port
+
+    def lookup(self, key):
+        return self.flows.get(key)
+
+
+# ---------------------------------------------------------------------------------------
+# Packet helpers
+# ---------------------------------------------------------------------------------------
+def _mac(s: str) -> bytes:
+    return bytes(int(x, 16) for x in s.split(":"))
+
+
+def _ethertype(f: bytes) -> int:
+    return (f[12] << 8) | f[13]
+
+
+def _byte(f: bytes, i: int) -> int:
+    """Byte i of the frame, 0 if beyond its end (only used for ptype classification of
+    frames that are dropped as truncated anyway)."""
+    return f[i] if i < len(f) else 0
+
+
+def _is_valid_ipv4_pkt(f: bytes) -> bool:
+    """is_valid_ipv4_pkt (SEM §4.1) with ol_flags == 0 (net_pcap): no checksum check."""
+    if len(f) < 20:                       # 1. pkt_len (whole frame) < 20
+        return False
+    if f[14] >> 4 != 4:                   # 3. version
+        return False
+    if f[14] & 0x0F < 5:                  # 4. IHL
+        return False
+    if (f[16] << 8 | f[17]) < 20:         # 5. total length
+        return False
+    return True
+
+
+def _rfc1812_process(f: bytearray) -> bool:
+    """rfc1812_process (SEM §4.2): TTL-1 + checksum increment always, then validity.
+    Returns False when the packet must be dropped."""
+    _ttl_and_checksum(f)
+    if (f[14] - 0x45) & 0xFF > 10:
+        return False
+    if f[16] == 0 and f[17] < 20:
+        return False
+    return True
+
+
+def _ttl_and_checksum(f: bytearray) -> None:
+    """SEM §4.3: ttl = (ttl-1) & 0xff (no expiry); hdr_checksum += 1 as a little-endian
+    u16 applied to the big-endian wire field."""
+    f[22] = (f[22] - 1) & 0xFF
+    v = ((f[24] | (f[25] << 8)) + 1) & 0xFFFF
+    f[24] = v & 0xFF
+    f[25] = v >> 8
+
+
+def _mac_rewrite(f: bytearray, port: int, eth_dest, port_mac) -> None:
+    """SEM §5: bytes 0..5 := dest MAC of port, 6..11 := MAC of port; rest untouched."""
+    f[0:6] = eth_dest[port]
+    f[6:12] = port_mac[port]
+
+
+def _em_ptype(f: bytes):
+    """em_parse_ptype (SEM §2). Returns (l3, tcp_or_udp) with l3 in
+    {"ipv4", "ipv4_ext", "ipv6", "ipv6_ext", None}."""
+    et = _ethertype(f)
+    if et == ETHER_IPV4:
+        if (_byte(f, 14) & 0x0F) * 4 == 20:   # version nibble not checked
+            return "ipv4", _byte(f, 23) in (6, 17)
+        return "ipv4_ext", False
+    if et == ETHER_IPV6:
+        if _byte(f, 20) in (6, 17):
+            return "ipv6", True
+        return "ipv6_ext", False
+    return None, False
+
+
+def _em_key_v4(f: bytes):
+    # INT §5: proto (ip+9 = frame 23), src (26..29), dst (30..33), L4 ports at the
+    # fixed offset ip+20 (frame 34..37).  TTL/checksum bytes are masked out.
+    return (f[23], bytes(f[26:30]), bytes(f[30:34]),
+            f[34] << 8 | f[35], f[36] << 8 | f[37])
+
+
+def _em_key_v6(f: bytes):
+    # INT §5: next header (frame 20), src (22..37), dst (38..53), ports (54..57).
+    return (f[20], bytes(f[22:38]), bytes(f[38:54]),
+            f[54] << 8 | f[55], f[56] << 8 | f[57])
+
+
+# ---------------------------------------------------------------------------------------
+# Truncation rule (the simulator's documented choice for C undefined behaviour, DN §6)
+# ---------------------------------------------------------------------------------------
+#   any mode, any frame ............................. < 14 bytes -> "truncated"
+#   IPv4 (dst addr at 30..33, TTL/cksum at 22..25) .. < 34 bytes
+#   IPv6 (dst addr at 38..53) ....................... < 54 bytes
+#   EM IPv4 TCP/UDP key (ports at 34..37) ........... < 38 bytes
+#   EM IPv6 TCP/UDP key (ports at 54..57) ........... < 58 bytes
+# In the simple LPM/EM paths DPDK's own is_valid_ipv4_pkt checks (pkt_len < 20, version,
+# IHL, total length) come first and give "rfc1812_invalid"; only a packet passing them is
+# then subject to the length rule.  In the multi paths the length rule comes first.
+MIN_ETH = 14
+MIN_IPV4 = 34
+MIN_IPV6 = 54
+MIN_EM_V4 = 38
+MIN_EM_V6 = 58
+
+
+# ---------------------------------------------------------------------------------------
+# Per-packet forwarding: each returns (out_port, None) or (None, drop_reason) and
+# modifies the bytearray in place.
+# ---------------------------------------------------------------------------------------
+class _Ctx:
+    def __init__(self, portmask, lpm4, lpm6, em4, em6, eth_dest, port_mac):
+        self.portmask = portmask
+        self.lpm4, self.lpm6, self.em4, self.em6 = lpm4, lpm6, em4, em6
+        self.eth_dest, self.port_mac = eth_dest, port_mac
+
+    def recheck(self, dst, portid):
+        # SEM §3.4: "dst >= RTE_MAX_ETHPORTS or dst not enabled => portid"
+        if dst >= RTE_MAX_ETHPORTS or not (self.portmask >> dst) & 1:
+            return portid
+        return dst
+
+    def rewrite(self, f, port):
+        _mac_rewrite(f, port, self.eth_dest, self.port_mac)
+
+
+def _lpm_simple(c: _Ctx, f: bytearray, portid: int):
+    """l3fwd_lpm_simple_forward (SEM §3.1, §3.4, §4.1, §5; DIFF D1)."""
+    et = _ethertype(f)
+    if et == ETHER_IPV4:
+        if not _is_valid_ipv4_pkt(f):
+            return None, "rfc1812_invalid"
+        if len(f) < MIN_IPV4:
+            return None, "truncated"
+        hop = c.lpm4.lookup(bytes(f[30:34]))
+        dst = portid if hop is None else hop
+        dst = c.recheck(dst, portid)
+        _ttl_and_checksum(f)
+        c.rewrite(f, dst)
+        return dst, None
+    if et == ETHER_IPV6:
+        if len(f) < MIN_IPV6:
+            return None, "truncated"
+        hop = c.lpm6.lookup(bytes(f[38:54]))
+        dst = portid if hop is None else hop
+        dst = c.recheck(dst, portid)
+        c.rewrite(f, dst)          # hop limit untouched
+        return dst, None
+    return None, "unknown_ptype"   # DIFF D1
+
+
+def _lpm_multi(c: _Ctx, f: bytearray, portid: int):
+    """l3fwd_lpm_send_packets: lookups (no port-mask re-check, SEM §3.4), then
+    send_packets_multi: MAC rewrite then rfc1812_process for IPv4 (SEM §4.2)."""
+    et = _ethertype(f)
+    if et == ETHER_IPV4:
+        if len(f) < MIN_IPV4:
+            return None, "truncated"
+        hop = c.lpm4.lookup(bytes(f[30:34]))
+        dst = portid if hop is None else hop
+        c.rewrite(f, dst)
+        if not _rfc1812_process(f):
+            return None, "rfc1812_invalid"
+        return dst, None
+    if et == ETHER_IPV6:
+        if len(f) < MIN_IPV6:
+            return None, "truncated"
+        hop = c.lpm6.lookup(bytes(f[38:54]))
+        dst = portid if hop is None else hop
+        c.rewrite(f, dst)
+        return dst, None
+    c.rewrite(f, portid)           # DIFF D1: non-IP back out of the input port
+    return portid, None
+
+
+def _em_simple(c: _Ctx, f: bytearray, portid: int):
+    """l3fwd_em_simple_forward (SEM §3.2; DIFF D1-D4, D9 -- invalid IPv4 is dropped)."""
+    l3, l4 = _em_ptype(f)
+    if l3 == "ipv4" and l4:
+        if not _is_valid_ipv4_pkt(f):
+            return None, "rfc1812_invalid"
+        if len(f) < MIN_EM_V4:
+            return None, "truncated"
+        hop = c.em4.lookup(_em_key_v4(f))
+        dst = c.recheck(portid if hop is None else hop, portid)
+        _ttl_and_checksum(f)
+        c.rewrite(f, dst)
+        return dst, None
+    if l3 == "ipv6" and l4:
+        if len(f) < MIN_EM_V6:
+            return None, "truncated"
+        hop = c.em6.lookup(_em_key_v6(f))
+        dst = c.recheck(portid if hop is None else hop, portid)
+        c.rewrite(f, dst)
+        return dst, None
+    return None, "unknown_ptype"
+
+
+def _em_multi(c: _Ctx, f: bytearray, portid: int):
+    """l3fwd_em_send_packets: em_get_dst_port (+ re-check) then send_packets_multi
+    (MAC rewrite, rfc1812_process for every packet with the IPv4 ptype bit)."""
+    l3, l4 = _em_ptype(f)
+    if l3 in ("ipv4", "ipv4_ext"):
+        if l3 == "ipv4" and l4:
+            if len(f) < MIN_EM_V4:      # key read comes first in the multi path
+                return None, "truncated"
+            hop = c.em4.lookup(_em_key_v4(f))
+            dst = portid if hop is None else hop
+        else:
+            if len(f) < MIN_IPV4:       # rfc1812_process touches bytes 14..25
+                return None, "truncated"
+            dst = portid                # DIFF D2/D3
+        dst = c.recheck(dst, portid)
+        c.rewrite(f, dst)
+        if not _rfc1812_process(f):
+            return None, "rfc1812_invalid"
+        return dst, None
+    if l3 == "ipv6" and l4:
+        if len(f) < MIN_EM_V6:
+            return None, "truncated"
+        hop = c.em6.lookup(_em_key_v6(f))
+        dst = c.recheck(portid if hop is None else hop, portid)
+        c.rewrite(f, dst)
+        return dst, None
+    # IPv6 ext / not TCP/UDP (DIFF D4) and non-IP (DIFF D1): back out of the input port
+    c.rewrite(f, portid)
+    return portid, None
+
+
+def _fib(c: _Ctx, f: bytearray, portid: int):
+    """l3fwd_fib (SEM §3.3, DIFF D10): IPv4 ptype bit -> rte_fib, everything else ->
+    rte_fib6 on frame bytes 38..53; no port-mask re-check; send_packets_multi."""
+    if _ethertype(f) == ETHER_IPV4:
+        if len(f) < MIN_IPV4:
+            return None, "truncated"
+        hop = c.lpm4.lookup(bytes(f[30:34]))
+        dst = portid if hop is None else hop
+        c.rewrite(f, dst)
+        if not _rfc1812_process(f):
+            return None, "rfc1812_invalid"
+        return dst, None
+    if len(f) < MIN_IPV6:
+        return None, "truncated"
+    hop = c.lpm6.lookup(bytes(f[38:54]))
+    dst = portid if hop is None else hop
+    c.rewrite(f, dst)
+    return dst, None
+
+
+_HANDLERS = {
+    ("lpm", "simple"): _lpm_simple,
+    ("lpm", "multi"): _lpm_multi,
+    ("em", "simple"): _em_simple,
+    ("em", "multi"): _em_multi,
+    ("fib", "simple"): _fib,   # FIB: both pipelines identical (SEM §3.3)
+    ("fib", "multi"): _fib,
+}
+
+
+# ---------------------------------------------------------------------------------------
+# Entry point
+# ---------------------------------------------------------------------------------------
+def l3fwd_oracle(inputs: dict[int, list[bytes]], *, portmask: int, lookup: str = "lpm",
+                 pipeline: str = "multi",
+                 routes_v4: list[tuple[str, int, int]] | None = None,
+                 routes_v6: list[tuple[str, int, int]] | None = None,
+                 em_v4: list[tuple[str, str, int, int, int, int]] | None = None,
+                 em_v6: list[tuple[str, str, int, int, int, int]] | None = None,
+                 ipv6: bool = False,
+                 eth_dest: dict[int, str] | None = None,
+                 port_mac: dict[int, str] | None = None,
+                 rx_burst: int = 32) -> tuple[dict[int, list[bytes]], dict[str, int]]:
+    """Forward ``inputs`` (input port -> frames) like dpdk-l3fwd.
+
+    Returns ({enabled port: transmitted frames in order}, {drop reason: count}).
+    Inputs on ports outside ``portmask`` are not polled (l3fwd has no RX queue there).
+    """
+    if (lookup, pipeline) not in _HANDLERS:
+        raise ValueError(f"unsupported lookup/pipeline {lookup}/{pipeline}")
+    if rx_burst < 1:
+        raise ValueError("rx_burst must be >= 1")
+    handler = _HANDLERS[(lookup, pipeline)]
+    enabled = [p for p in range(RTE_MAX_ETHPORTS) if (portmask >> p) & 1]
+    if portmask >> RTE_MAX_ETHPORTS:
+        raise ValueError("portmask has ports >= RTE_MAX_ETHPORTS")
+
+    eth_dest = eth_dest or {}
+    port_mac = port_mac or {}
+    dmac = {p: _mac(eth_dest.get(p, "02:00:00:00:00:%02x" % p)) for p in enabled}
+    smac = {p: _mac(port_mac.get(p, "02:70:63:61:70:%02x" % p)) for p in enabled}
+
+    lpm4 = lpm6 = em4 = em6 = None
+    if lookup in ("lpm", "fib"):
+        lpm4 = _LPM(DEFAULT_LPM_V4 if routes_v4 is None else routes_v4, portmask,
+                    allow_depth0=(lookup == "fib"), family=4)
+        lpm6 = _LPM(DEFAULT_LPM_V6 if routes_v6 is None else routes_v6, portmask,
+                    allow_depth0=(lookup == "fib"), family=6)
+    else:
+        # Only one family is populated (DEF §A.4, setup_hash): the other table is empty.
+        v4 = DEFAULT_EM_V4 if em_v4 is None else em_v4
+        v6 = DEFAULT_EM_V6 if em_v6 is None else em_v6
+        em4 = _EM([] if ipv6 else v4, portmask)
+        em6 = _EM(v6 if ipv6 else [], portmask)
+    ctx = _Ctx(portmask, lpm4, lpm6, em4, em6, dmac, smac)
+
+    out = {p: [] for p in enabled}
+    drops = Counter()
+
+    # Polling (SEM §1, DN §2): one lcore, enabled ports with input in ascending order,
+    # up to rx_burst packets per poll, until all inputs are drained.  Per output port
+    # the frames leave in processing order (DN §1).
+    rx_ports = sorted(p for p in inputs if p in out)
+    pos = {p: 0 for p in rx_ports}
+    while any(pos[p] < len(inputs[p]) for p in rx_ports):
+        for p in rx_ports:
+            burst = inputs[p][pos[p]:pos[p] + rx_burst]
+            pos[p] += len(burst)
+            for frame in burst:
+                f = bytearray(frame)
+                if len(f) < MIN_ETH:
+                    drops["truncated"] += 1
+                    continue
+                dst, reason = handler(ctx, f, p)
+                if dst is None:
+                    drops[reason] += 1
+                else:
+                    out[dst].append(bytes(f))
+    return out, dict(drops)
