@@ -67,6 +67,8 @@ def _progress_printer(quiet: bool):
 @click.option("-p", "--portmask", help="Hex mask of enabled ports (default: ports with an input).")
 @click.option("--lookup", type=click.Choice(LOOKUPS), help="Lookup method (default lpm).")
 @click.option("-L", "lpm_flag", is_flag=True, help="Same as --lookup lpm (legacy l3fwd flag).")
+@click.option("-E", "em_flag", is_flag=True, help="Same as --lookup em (legacy l3fwd flag).")
+@click.option("--ipv6", is_flag=True, help="l3fwd's --ipv6: EM installs the IPv6 flows instead of the IPv4 ones.")
 @click.option("--pipeline", type=click.Choice(PIPELINES), default="multi", show_default=True,
               help="simple = DPDK's per-packet path; multi = x86 multi-buffer path.")
 @click.option("--rule_ipv4", "--rule-ipv4", "rule_ipv4", type=click.Path(path_type=Path),
@@ -81,16 +83,19 @@ def _progress_printer(quiet: bool):
 @click.option("--tx-burst", type=int, default=32, show_default=True, help="Direct-send threshold (1..512).")
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stats as JSON on stdout.")
-def run_command(inputs, outdir, portmask, lookup, lpm_flag, pipeline, rule_ipv4, rule_ipv6,
+def run_command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipeline, rule_ipv4, rule_ipv6,
                 eth_dest, port_mac, rx_burst, tx_burst, quiet, as_json):
     """Forward INPUT pcaps (a directory of port<N>.pcap, or N=FILE) as dpdk-l3fwd would."""
-    if lpm_flag and lookup not in (None, "lpm"):
-        raise SimError("-L and --lookup are mutually exclusive (as in l3fwd)")
+    flags = [mode for mode, flag in (("lpm", lpm_flag), ("em", em_flag)) if flag]
+    if len(flags) + (lookup is not None) > 1 and len(set(flags + [lookup] if lookup else flags)) > 1:
+        raise SimError("-L, -E and --lookup select one lookup method each; give only one (as in l3fwd)")
+    lookup = lookup or (flags[0] if flags else "lpm")
     options = RunOptions(
         inputs=find_inputs(list(inputs)),
         outdir=outdir,
         portmask=parse_portmask(portmask) if portmask else None,
-        lookup=lookup or "lpm",
+        lookup=lookup,
+        ipv6=ipv6,
         pipeline=pipeline,
         rule_ipv4=rule_ipv4,
         rule_ipv6=rule_ipv6,

@@ -52,7 +52,8 @@ class PortConfig:
     def __init__(self, portmask: int, eth_dest: dict[int, bytes] | None = None,
                  port_mac: dict[int, bytes] | None = None):
         self.portmask = portmask
-        self.enabled = ports_of(portmask)
+        self.enabled = np.zeros(256, bool)      # by port id; indexable by any rule-file port
+        self.enabled[ports_of(portmask)] = True
         # Row D = dst MAC || src MAC for packets leaving port D (l3fwd's val_eth[D]).
         self.eth_header = np.zeros((MAX_PORTS, 12), np.uint8)
         for port in range(MAX_PORTS):
@@ -62,6 +63,7 @@ class PortConfig:
         self._eth_header_bytes = [row.tobytes() for row in self.eth_header]
 
     def is_enabled(self, port: int) -> bool:
+        """l3fwd's re-check: ``port < RTE_MAX_ETHPORTS`` and set in the portmask."""
         return 0 <= port < MAX_PORTS and bool(self.portmask >> port & 1)
 
     def rewrite(self, frame: bytearray, port: int) -> None:

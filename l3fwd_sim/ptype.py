@@ -40,3 +40,51 @@ def lpm_ptype_bulk(heads: np.ndarray) -> np.ndarray:
     ptype[ether_type == ETHER_TYPE_IPV4] = IPV4
     ptype[ether_type == ETHER_TYPE_IPV6] = IPV6
     return ptype
+
+
+# em_parse_ptype (em mode): the L3 type and, for IPv4 without options or IPv6 without
+# extension headers, whether the packet is TCP or UDP. Only EM_IPV4 / EM_IPV6 with
+# ``tcp_udp`` are looked up; EM_IPV4 and EM_IPV4_EXT both carry the IPv4 bit that
+# ``rfc1812_process`` keys on.
+EM_UNKNOWN, EM_IPV4, EM_IPV4_EXT, EM_IPV6, EM_IPV6_EXT, EM_TRUNCATED = range(6)
+MIN_EM_IPV4 = 38       # key: protocol 23, addresses 26..33, L4 ports at the fixed offset 34..37
+MIN_EM_IPV6 = 58       # key: next header 20, addresses 22..53, L4 ports 54..57
+_L4_TCP_UDP = (6, 17)
+
+
+def em_ptype(frame: bytes, pkt_len: int) -> tuple[int, bool]:
+    """``em_parse_ptype`` of one frame of at least ``MIN_ETHER`` bytes. A frame too
+    short for the bytes the parser reads (IHL at 14, protocol at 23, next header at 20)
+    is ``EM_TRUNCATED``."""
+    kind = lpm_ptype(frame)
+    if kind == IPV4:
+        if pkt_len < 15:
+            return EM_TRUNCATED, False
+        if frame[14] & 0x0F != 5:          # IHL*4 != 20: options, no L4 type (version unchecked)
+            return EM_IPV4_EXT, False
+        if pkt_len < 24:
+            return EM_TRUNCATED, False
+        return EM_IPV4, frame[23] in _L4_TCP_UDP
+    if kind == IPV6:
+        if pkt_len < 21:
+            return EM_TRUNCATED, False
+        tcp_udp = frame[20] in _L4_TCP_UDP
+        return (EM_IPV6 if tcp_udp else EM_IPV6_EXT), tcp_udp
+    return EM_UNKNOWN, False
+
+
+def em_ptype_bulk(heads: np.ndarray, caplen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``em_ptype`` over a batch: (class, tcp_udp) arrays."""
+    kind = lpm_ptype_bulk(heads)
+    v4, v6 = kind == IPV4, kind == IPV6
+    no_options = (heads[:, 14] & 0x0F) == 5
+    proto4, proto6 = heads[:, 23], heads[:, 20]
+    tcp_udp = np.where(v4, (proto4 == 6) | (proto4 == 17), (proto6 == 6) | (proto6 == 17))
+    em = np.full(len(heads), EM_UNKNOWN, np.uint8)
+    em[v4] = EM_IPV4_EXT
+    em[v4 & no_options] = EM_IPV4
+    em[v6] = np.where(tcp_udp[v6], EM_IPV6, EM_IPV6_EXT)
+    em[v4 & ((caplen < 15) | (no_options & (caplen < 24)))] = EM_TRUNCATED
+    em[v6 & (caplen < 21)] = EM_TRUNCATED
+    tcp_udp &= (em == EM_IPV4) | (em == EM_IPV6)
+    return em, tcp_udp

@@ -39,6 +39,12 @@ def update_ttl_checksum(frame: bytearray) -> None:
     frame[CHECKSUM + 1] = (value >> 8) & 0xFF
 
 
+def rfc1812_process_one(frame: bytearray) -> bool:
+    """``rfc1812_process`` on one frame: update TTL and checksum; True if to be dropped."""
+    update_ttl_checksum(frame)
+    return (frame[VERSION_IHL] - 0x45) & 0xFF > 10 or (frame[TOTAL_LENGTH] == 0 and frame[TOTAL_LENGTH + 1] < 20)
+
+
 def rfc1812_process(heads: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """The multi path's ``rfc1812_process`` on ``heads[rows]``, updating TTL and checksum
     in place; returns the boolean mask (over ``rows``) of packets to drop."""

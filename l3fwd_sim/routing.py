@@ -1,4 +1,4 @@
-"""Route tables as dpdk-l3fwd sets them up (``setup_lpm`` in ``l3fwd_lpm.c``).
+"""Route tables as dpdk-l3fwd sets them up (``setup_lpm``, ``setup_fib``, ``setup_hash``).
 
 Rule files are used only when both ``--rule_ipv4`` and ``--rule_ipv6`` are given;
 otherwise l3fwd warns "Missing 1 or more rule files, using default instead" and installs
@@ -13,10 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .em import ExactMatchTable
 from .errors import SimError
 from .lpm import Lpm4, Lpm6, LpmError
 from .ports import PortConfig
-from .rules import LpmRule, parse_lpm_rules
+from .rules import LpmRule, parse_em_rules, parse_lpm_rules
 
 DEFAULT_ROUTES = Path(__file__).parent / "routes"
 
@@ -39,26 +40,55 @@ def installed(rules: list, ports: PortConfig) -> list:
 
 @dataclass
 class LpmRoutes:
+    """rte_lpm/rte_lpm6 tables (``--lookup lpm``) or rte_fib/rte_fib6 (``--lookup fib``,
+    where a /0 route is the default next hop instead of a miss)."""
     v4: Lpm4
     v6: Lpm6
     installed: dict = field(default_factory=dict)
+    default4: int | None = None
+    default6: int | None = None
 
 
-def _build(table_cls, rules: list[LpmRule]):
+@dataclass
+class EmRoutes:
+    """rte_hash flow tables (``--lookup em``); only one family is populated."""
+    v4: ExactMatchTable
+    v6: ExactMatchTable
+    installed: dict = field(default_factory=dict)
+
+
+def _build(table_cls, rules: list[LpmRule], allow_default: bool):
+    """The table and the next hop of its last /0 rule (rte_fib only), if any."""
+    default = None
     for rule in rules:
-        if rule.depth == 0:
-            raise SimError(f"{rule.where}: depth 0 is rejected by rte_lpm/rte_lpm6 ("
-                           "--lookup fib takes /0 as a default route)")
+        if rule.depth == 0 and not allow_default:
+            raise SimError(f"{rule.where}: depth 0 is rejected by rte_lpm/rte_lpm6 "
+                           "(--lookup fib takes /0 as a default route)")
+    if allow_default:
+        defaults = [r.port for r in rules if r.depth == 0]
+        default = defaults[-1] if defaults else None
+        rules = [r for r in rules if r.depth]
     try:
-        return table_cls.from_rules((r.prefix, r.depth, r.port) for r in rules)
+        return table_cls.from_rules((r.prefix, r.depth, r.port) for r in rules), default
     except LpmError as err:
         raise SimError(f"{rules[0].where.rsplit(':', 1)[0]}: {err}") from None
 
 
-def load_lpm_routes(ports: PortConfig, rule_ipv4: Path | None = None, rule_ipv6: Path | None = None,
-                    warnings: list[str] | None = None) -> LpmRoutes:
-    path4, path6 = rule_files("lpm", rule_ipv4, rule_ipv6, warnings if warnings is not None else [])
+def load_routes(lookup: str, ports: PortConfig, rule_ipv4: Path | None = None,
+                rule_ipv6: Path | None = None, ipv6: bool = False,
+                warnings: list[str] | None = None) -> LpmRoutes | EmRoutes:
+    """The tables ``--lookup lookup`` installs (``ipv6``: l3fwd's ``--ipv6``, which
+    makes EM populate the IPv6 flows instead of the IPv4 ones)."""
+    kind = "em" if lookup == "em" else "lpm"
+    path4, path6 = rule_files(kind, rule_ipv4, rule_ipv6, warnings if warnings is not None else [])
+    if lookup == "em":
+        rules4, rules6 = parse_em_rules(path4, 4), parse_em_rules(path6, 6)   # both are read
+        rules4 = installed(rules4, ports) if not ipv6 else []
+        rules6 = installed(rules6, ports) if ipv6 else []
+        return EmRoutes(ExactMatchTable.from_rules(rules4, 4), ExactMatchTable.from_rules(rules6, 6),
+                        {"ipv4": len(rules4), "ipv6": len(rules6)})
     rules4 = installed(parse_lpm_rules(path4, 4), ports)
     rules6 = installed(parse_lpm_rules(path6, 6), ports)
-    return LpmRoutes(_build(Lpm4, rules4), _build(Lpm6, rules6),
-                     {"ipv4": len(rules4), "ipv6": len(rules6)})
+    (v4, default4), (v6, default6) = (_build(Lpm4, rules4, lookup == "fib"),
+                                      _build(Lpm6, rules6, lookup == "fib"))
+    return LpmRoutes(v4, v6, {"ipv4": len(rules4), "ipv6": len(rules6)}, default4, default6)

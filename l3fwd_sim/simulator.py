@@ -21,11 +21,11 @@ from .pcap import PcapReader, PcapWriter
 from .pipelines import Forwarding, pipeline
 from .polling import poll
 from .ports import MAX_PORTS, PortConfig, ports_of
-from .routing import load_lpm_routes
+from .routing import load_routes
 from .stats import RunStats, write_json_atomic
 from .tx import TxModel, same_port_runs
 
-LOOKUPS = ("lpm",)
+LOOKUPS = ("lpm", "em", "fib")
 PIPELINES = ("simple", "multi")
 _PORT_FILE = re.compile(r"port(\d+)\.pcap")
 
@@ -70,6 +70,7 @@ class RunOptions:
     pipeline: str = "multi"
     rule_ipv4: Path | None = None
     rule_ipv6: Path | None = None
+    ipv6: bool = False                   # l3fwd's --ipv6: EM populates the IPv6 flows only
     eth_dest: dict[int, bytes] = field(default_factory=dict)
     port_mac: dict[int, bytes] = field(default_factory=dict)
     rx_burst: int = 32
@@ -111,7 +112,7 @@ def run(opt: RunOptions) -> dict:
     tx_ports = ports_of(portmask)
     opt.outdir = Path(opt.outdir)
     stats = RunStats(sorted(opt.inputs), tx_ports)
-    routes = load_lpm_routes(ports, opt.rule_ipv4, opt.rule_ipv6, stats.warnings)
+    routes = load_routes(opt.lookup, ports, opt.rule_ipv4, opt.rule_ipv6, opt.ipv6, stats.warnings)
     setup = Forwarding(ports, opt.lookup, routes)
     forward = pipeline(opt.pipeline)
 
@@ -143,7 +144,8 @@ def run(opt: RunOptions) -> dict:
                                   "it was ignored")
     stats.tx_model = tx_model
     stats.elapsed = time.perf_counter() - started
-    stats.options = {"portmask": f"0x{portmask:x}", "lookup": opt.lookup, "pipeline": opt.pipeline,
+    stats.options = {"portmask": f"0x{portmask:x}", "lookup": opt.lookup, "ipv6": opt.ipv6,
+                     "pipeline": opt.pipeline,
                      "rx_burst": opt.rx_burst, "tx_burst": opt.tx_burst,
                      "routes_installed": routes.installed,
                      "inputs": {str(p): str(path) for p, path in sorted(opt.inputs.items())}}

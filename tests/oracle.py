@@ -216,10 +216,16 @@ def _em_ptype(f: bytes):
     {"ipv4", "ipv4_ext", "ipv6", "ipv6_ext", None}."""
     et = _ethertype(f)
     if et == ETHER_IPV4:
+        if len(f) < 15:                        # the parser reads IHL at byte 14
+            return "truncated", False
         if (_byte(f, 14) & 0x0F) * 4 == 20:   # version nibble not checked
+            if len(f) < 24:                    # ... and then the protocol at byte 23
+                return "truncated", False
             return "ipv4", _byte(f, 23) in (6, 17)
         return "ipv4_ext", False
     if et == ETHER_IPV6:
+        if len(f) < 21:                        # next header at byte 20
+            return "truncated", False
         if _byte(f, 20) in (6, 17):
             return "ipv6", True
         return "ipv6_ext", False
@@ -247,6 +253,8 @@ def _em_key_v6(f: bytes):
 #   IPv6 (dst addr at 38..53) ....................... < 54 bytes
 #   EM IPv4 TCP/UDP key (ports at 34..37) ........... < 38 bytes
 #   EM IPv6 TCP/UDP key (ports at 54..57) ........... < 58 bytes
+# EM mode: em_parse_ptype itself reads IHL (14), then the protocol (23) when IHL == 5,
+# or the IPv6 next header (20); a frame ending before the byte it reads is truncated.
 # In the simple LPM/EM paths DPDK's own is_valid_ipv4_pkt checks (pkt_len < 20, version,
 # IHL, total length) come first and give "rfc1812_invalid"; only a packet passing them is
 # then subject to the length rule.  In the multi paths the length rule comes first.
@@ -329,6 +337,8 @@ def _lpm_multi(c: _Ctx, f: bytearray, portid: int):
 def _em_simple(c: _Ctx, f: bytearray, portid: int):
     """l3fwd_em_simple_forward (SEM §3.2; DIFF D1-D4, D9 -- invalid IPv4 is dropped)."""
     l3, l4 = _em_ptype(f)
+    if l3 == "truncated":
+        return None, "truncated"
     if l3 == "ipv4" and l4:
         if not _is_valid_ipv4_pkt(f):
             return None, "rfc1812_invalid"
@@ -353,6 +363,8 @@ def _em_multi(c: _Ctx, f: bytearray, portid: int):
     """l3fwd_em_send_packets: em_get_dst_port (+ re-check) then send_packets_multi
     (MAC rewrite, rfc1812_process for every packet with the IPv4 ptype bit)."""
     l3, l4 = _em_ptype(f)
+    if l3 == "truncated":
+        return None, "truncated"
     if l3 in ("ipv4", "ipv4_ext"):
         if l3 == "ipv4" and l4:
             if len(f) < MIN_EM_V4:      # key read comes first in the multi path

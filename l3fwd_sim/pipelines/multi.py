@@ -1,48 +1,100 @@
 """The multi-buffer path as numpy stages over a whole super-burst (DPDK's x86
-``l3fwd_lpm_send_packets``: ``processx4_step1/2`` lookups, then ``send_packets_multi``
-with ``processx4_step3`` = MAC rewrite + ``rfc1812_process``).
+``l3fwd_{lpm,em,fib}_send_packets``: classification and lookups, then
+``send_packets_multi`` with ``processx4_step3`` = MAC rewrite + ``rfc1812_process``).
 
-Inside an rx burst DPDK looks up 4 packets at a time with ``rte_lpm_lookupx4`` (miss →
-the input port) or falls back to per-packet lookups; the answers are the same, so the
-stages run over thousands of packets at once (design-notes §3). Unlike the simple path
-it sends non-IP frames back out of the input port (path_differences D1) and does not
-re-check the portmask (D7; unreachable since such routes are never installed).
+Inside an rx burst DPDK looks up 4 (LPM) or 8 (EM) packets at a time, or falls back to
+per-packet lookups when a group mixes packet types; the answers are the same, so the
+stages run over thousands of packets at once (design-notes §3). Where this path differs
+from the simple one (path_differences.md): non-IP frames go back out of the input port
+(D1); in EM mode so do IPv4 packets that are not TCP/UDP or have options (with TTL−1 and
+the checksum update, D2/D3) and IPv6 packets with other next headers (D4); FIB looks up
+every packet without the IPv4 type as IPv6 (D10); LPM and FIB do not re-check the
+portmask (D7; unreachable since such routes are never installed).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .. import ptype
+from .. import em, ptype
 from ..rfc1812 import rfc1812_process
 from ..stats import REASON_CODE
 
 
-def _lpm_lookup(batch, setup, kind: np.ndarray, usable: np.ndarray, dest: np.ndarray) -> np.ndarray:
-    """Destination ports (miss → input port); returns the IPv4 rows."""
-    heads, routes = batch.heads, setup.routes
-    v4 = np.flatnonzero(usable & (kind == ptype.IPV4))
-    v6 = np.flatnonzero(usable & (kind == ptype.IPV6))
+def _ipv4_dst(heads, rows):
+    return np.ascontiguousarray(heads[rows, 30:34]).view(">u4").ravel().astype(np.uint32)
+
+
+def _ipv6_dst(heads, rows):
+    return np.ascontiguousarray(heads[rows, 38:54])
+
+
+def _lpm_lookup(v4, v6, batch, routes, dest):
+    """``rte_lpm_lookupx4`` / ``rte_lpm6_lookup`` (``rte_fib*_lookup_bulk`` in FIB mode,
+    where a /0 route is the default next hop); a miss leaves the input port."""
+    heads = batch.heads
     if len(v4):
-        ips = np.ascontiguousarray(heads[v4, 30:34]).view(">u4").ravel()
-        dest[v4] = routes.v4.lookup_bulk(ips.astype(np.uint32), dest[v4])
+        default = dest[v4] if routes.default4 is None else routes.default4
+        dest[v4] = routes.v4.lookup_bulk(_ipv4_dst(heads, v4), default)
     if len(v6):
-        dest[v6] = routes.v6.lookup_bulk(np.ascontiguousarray(heads[v6, 38:54]), dest[v6])
-    return v4
+        default = dest[v6] if routes.default6 is None else routes.default6
+        dest[v6] = routes.v6.lookup_bulk(_ipv6_dst(heads, v6), default)
+
+
+def classify_lpm(batch, setup, dest):
+    """``lpm_parse_ptype``, then the LPM lookups. Returns (truncated mask, IPv4 rows)."""
+    kind, caplen = ptype.lpm_ptype_bulk(batch.heads), batch.caplen
+    truncated = caplen < ptype.MIN_ETHER
+    truncated |= (kind == ptype.IPV4) & (caplen < ptype.MIN_IPV4_LPM)
+    truncated |= (kind == ptype.IPV6) & (caplen < ptype.MIN_IPV6_LPM)
+    v4 = np.flatnonzero(~truncated & (kind == ptype.IPV4))
+    v6 = np.flatnonzero(~truncated & (kind == ptype.IPV6))
+    _lpm_lookup(v4, v6, batch, setup.routes, dest)
+    return truncated, v4
+
+
+def classify_fib(batch, setup, dest):
+    """``fib_parse_packet``: the IPv4 type goes to rte_fib, every other packet — IPv6 or
+    not — to rte_fib6 with frame bytes 38..53 (D10)."""
+    kind, caplen = ptype.lpm_ptype_bulk(batch.heads), batch.caplen
+    is_v4 = kind == ptype.IPV4
+    truncated = (caplen < ptype.MIN_ETHER) | np.where(is_v4, caplen < ptype.MIN_IPV4_LPM,
+                                                      caplen < ptype.MIN_IPV6_LPM)
+    v4 = np.flatnonzero(~truncated & is_v4)
+    v6 = np.flatnonzero(~truncated & ~is_v4)
+    _lpm_lookup(v4, v6, batch, setup.routes, dest)
+    return truncated, v4
+
+
+def classify_em(batch, setup, dest):
+    """``em_parse_ptype``, then ``em_get_dst_port`` per packet: IPv4/IPv6 TCP/UDP are
+    looked up (miss → input port) and re-checked against the portmask, everything
+    else stays on the input port (D1–D4)."""
+    heads, caplen, routes, ports = batch.heads, batch.caplen, setup.routes, setup.ports
+    kind, tcp_udp = ptype.em_ptype_bulk(heads, caplen)
+    truncated = (caplen < ptype.MIN_ETHER) | (kind == ptype.EM_TRUNCATED)
+    truncated |= tcp_udp & (kind == ptype.EM_IPV4) & (caplen < ptype.MIN_EM_IPV4)
+    truncated |= tcp_udp & (kind == ptype.EM_IPV6) & (caplen < ptype.MIN_EM_IPV6)
+    ipv4_bit = (kind == ptype.EM_IPV4) | (kind == ptype.EM_IPV4_EXT)
+    truncated |= ipv4_bit & ~tcp_udp & (caplen < ptype.MIN_IPV4_LPM)   # rfc1812_process reads up to 25
+    usable = ~truncated
+    for family, table, l3 in ((4, routes.v4, ptype.EM_IPV4), (6, routes.v6, ptype.EM_IPV6)):
+        rows = np.flatnonzero(usable & tcp_udp & (kind == l3))
+        if len(rows):
+            found = table.lookup_bulk(em.keys_of(heads, rows, family), dest[rows])
+            dest[rows] = np.where(ports.enabled[found], found, dest[rows])
+    return truncated, np.flatnonzero(usable & ipv4_bit)
+
+
+CLASSIFY = {"lpm": classify_lpm, "em": classify_em, "fib": classify_fib}
 
 
 def forward(batch, setup, timer) -> tuple[np.ndarray, np.ndarray]:
-    heads, caplen = batch.heads, batch.caplen
-    with timer("classify"):
-        kind = ptype.lpm_ptype_bulk(heads)
-        truncated = caplen < ptype.MIN_ETHER
-        truncated |= (kind == ptype.IPV4) & (caplen < ptype.MIN_IPV4_LPM)
-        truncated |= (kind == ptype.IPV6) & (caplen < ptype.MIN_IPV6_LPM)
-        usable = ~truncated
-    with timer("lookup"):
+    heads = batch.heads
+    with timer("classify+lookup"):
         dest = batch.in_port.copy()
-        v4 = _lpm_lookup(batch, setup, kind, usable, dest)
+        truncated, v4 = CLASSIFY[setup.lookup](batch, setup, dest)
     with timer("rewrite"):
-        rows = np.flatnonzero(usable)
+        rows = np.flatnonzero(~truncated)
         setup.ports.rewrite_bulk(heads, rows, dest[rows])
     with timer("rfc1812"):
         invalid = v4[rfc1812_process(heads, v4)]

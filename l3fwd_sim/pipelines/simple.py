@@ -1,12 +1,15 @@
-"""The per-packet path, packet by packet in plain Python (DPDK's
-``l3fwd_lpm_no_opt_send_packets`` → ``l3fwd_lpm_simple_forward``, ``l3fwd_lpm.h``)."""
+"""The per-packet path, packet by packet in plain Python: DPDK's
+``l3fwd_lpm_simple_forward`` (``l3fwd_lpm.h``), ``l3fwd_em_simple_forward``
+(``l3fwd_em.h``) and the per-packet FIB variant (``l3fwd_fib.c``, non-x86), read line
+by line. Each function forwards one frame, editing it in place, and returns
+``(dst_port, 0)`` or ``(-1, drop reason)``."""
 from __future__ import annotations
 
 import numpy as np
 
-from .. import ptype
+from .. import em, ptype
 from ..pcap import HEAD_BYTES
-from ..rfc1812 import is_valid_ipv4_pkt, update_ttl_checksum
+from ..rfc1812 import is_valid_ipv4_pkt, rfc1812_process_one, update_ttl_checksum
 from ..stats import REASON_CODE
 
 TRUNCATED = REASON_CODE["truncated"]
@@ -14,9 +17,15 @@ RFC1812_INVALID = REASON_CODE["rfc1812_invalid"]
 UNKNOWN_PTYPE = REASON_CODE["unknown_ptype"]
 
 
+def _ipv4_dst(frame) -> int:
+    return int.from_bytes(frame[30:34], "big")
+
+
+def _ipv6_dst(frame) -> int:
+    return int.from_bytes(frame[38:54], "big")
+
+
 def lpm_simple_forward(frame: bytearray, pkt_len: int, portid: int, setup) -> tuple[int, int]:
-    """Forward one frame as ``l3fwd_lpm_simple_forward`` does; edits ``frame`` in place.
-    Returns ``(dst_port, 0)`` or ``(-1, drop reason)``."""
     if pkt_len < ptype.MIN_ETHER:
         return -1, TRUNCATED
     ports, routes = setup.ports, setup.routes
@@ -26,13 +35,13 @@ def lpm_simple_forward(frame: bytearray, pkt_len: int, portid: int, setup) -> tu
             return -1, RFC1812_INVALID
         if pkt_len < ptype.MIN_IPV4_LPM:
             return -1, TRUNCATED
-        next_hop = routes.v4.lookup(int.from_bytes(frame[30:34], "big"))
+        next_hop = routes.v4.lookup(_ipv4_dst(frame))
     elif kind == ptype.IPV6:
         if pkt_len < ptype.MIN_IPV6_LPM:
             return -1, TRUNCATED
-        next_hop = routes.v6.lookup(int.from_bytes(frame[38:54], "big"))
+        next_hop = routes.v6.lookup(_ipv6_dst(frame))
     else:
-        return -1, UNKNOWN_PTYPE     # "Free the mbuf that contains non-IPV4/IPV6 packet"
+        return -1, UNKNOWN_PTYPE     # "Free the mbuf that contains non-IPV4/IPV6 packet" (D1)
     dst_port = portid if next_hop is None else next_hop
     if not ports.is_enabled(dst_port):
         dst_port = portid
@@ -42,7 +51,61 @@ def lpm_simple_forward(frame: bytearray, pkt_len: int, portid: int, setup) -> tu
     return dst_port, 0
 
 
-FORWARD = {"lpm": lpm_simple_forward}
+def em_simple_forward(frame: bytearray, pkt_len: int, portid: int, setup) -> tuple[int, int]:
+    """Only IPv4/IPv6 TCP/UDP (by ``em_parse_ptype``) are forwarded; the rest is freed
+    (D1–D4). DPDK frees an RFC 1812-invalid packet and then still enqueues it (a
+    use-after-free, D9); l3fwd-sim drops it."""
+    if pkt_len < ptype.MIN_ETHER:
+        return -1, TRUNCATED
+    ports, routes = setup.ports, setup.routes
+    kind, tcp_udp = ptype.em_ptype(frame, pkt_len)
+    if kind == ptype.EM_TRUNCATED:
+        return -1, TRUNCATED
+    if kind == ptype.EM_IPV4 and tcp_udp:
+        if not is_valid_ipv4_pkt(frame, pkt_len):
+            return -1, RFC1812_INVALID
+        if pkt_len < ptype.MIN_EM_IPV4:
+            return -1, TRUNCATED
+        next_hop = routes.v4.lookup(em.key_of(frame, 4))
+    elif kind == ptype.EM_IPV6 and tcp_udp:
+        if pkt_len < ptype.MIN_EM_IPV6:
+            return -1, TRUNCATED
+        next_hop = routes.v6.lookup(em.key_of(frame, 6))
+    else:
+        return -1, UNKNOWN_PTYPE
+    dst_port = portid if next_hop is None else next_hop
+    if not ports.is_enabled(dst_port):
+        dst_port = portid
+    if kind == ptype.EM_IPV4:
+        update_ttl_checksum(frame)
+    ports.rewrite(frame, dst_port)
+    return dst_port, 0
+
+
+def fib_forward(frame: bytearray, pkt_len: int, portid: int, setup) -> tuple[int, int]:
+    """Every packet without the IPv4 type is looked up as IPv6 (D10); the default next
+    hop (a miss) is the input port; no portmask re-check; RFC 1812 as the multi path."""
+    if pkt_len < ptype.MIN_ETHER:
+        return -1, TRUNCATED
+    routes = setup.routes
+    is_v4 = ptype.lpm_ptype(frame) == ptype.IPV4
+    if pkt_len < (ptype.MIN_IPV4_LPM if is_v4 else ptype.MIN_IPV6_LPM):
+        return -1, TRUNCATED
+    if is_v4:
+        next_hop = routes.v4.lookup(_ipv4_dst(frame))
+        default = routes.default4
+    else:
+        next_hop = routes.v6.lookup(_ipv6_dst(frame))
+        default = routes.default6
+    if next_hop is None:
+        next_hop = portid if default is None else default
+    setup.ports.rewrite(frame, next_hop)
+    if is_v4 and rfc1812_process_one(frame):
+        return -1, RFC1812_INVALID
+    return next_hop, 0
+
+
+FORWARD = {"lpm": lpm_simple_forward, "em": em_simple_forward, "fib": fib_forward}
 
 
 def forward(batch, setup, timer) -> tuple[np.ndarray, np.ndarray]:
