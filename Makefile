@@ -18,7 +18,7 @@ demo: $(STAMP)
 	@echo "outputs: demo-out/multi/port<N>.pcap, demo-out/simple/port<N>.pcap (+ stats.json)"
 
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_run.py

@@ -13,7 +13,7 @@ from .simulator import LOOKUPS, PIPELINES, RunOptions, find_inputs, run
 from .stats import format_table
 
 
-class _Command(click.Command):
+class _Group(click.Group):
     """Bad usage and library errors end in one line on stderr and exit status 2."""
 
     def main(self, *args, **kwargs):
@@ -34,10 +34,6 @@ class _Command(click.Command):
         except OSError as err:
             click.echo(f"l3fwd-sim: {err.filename or ''}: {err.strerror}", err=True)
             sys.exit(2)
-
-
-class _Group(click.Group):
-    command_class = _Command
 
 
 @click.group(cls=_Group)

@@ -16,12 +16,12 @@ from __future__ import annotations
 import gc
 import os
 import struct
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from .atomic import AtomicFile
 from .errors import SimError
 
 HEAD_BYTES = 64          # covers the IPv6 EM key (frame bytes 18..57)
@@ -212,9 +212,8 @@ class PcapWriter:
 
     def __init__(self, path: str | os.PathLike, nanosecond: bool = False):
         self.path = Path(path)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-        self._tmp = Path(tmp)
-        self._file = os.fdopen(fd, "wb")
+        self._out = AtomicFile(path)
+        self._file = self._out.file
         self._nanosecond = nanosecond
         magic = 0xA1B23C4D if nanosecond else 0xA1B2C3D4
         self._file.write(struct.pack("<IHHiIII", magic, 2, 4, 0, 0, MAX_CAPLEN, LINKTYPE_ETHERNET))
@@ -266,12 +265,10 @@ class PcapWriter:
                 gc.enable()
 
     def commit(self) -> None:
-        self._file.close()
-        os.replace(self._tmp, self.path)
+        self._out.commit()
 
     def abort(self) -> None:
-        self._file.close()
-        self._tmp.unlink(missing_ok=True)
+        self._out.abort()
 
 
 def tails_of(batch_blocks: list[RecordBatch], block_id: np.ndarray, rows: np.ndarray,

@@ -14,15 +14,16 @@ import numpy as np
 from .errors import SimError
 
 MAX_PORTS = 32  # RTE_MAX_ETHPORTS; l3fwd's enabled_port_mask is 32 bits
+_HEX = re.compile(r"(0[xX])?[0-9a-fA-F]+")
+_PORT = re.compile(r"[0-9]+")
 _MAC = re.compile(r"[0-9a-fA-F]{1,2}(:[0-9a-fA-F]{1,2}){5}")
 
 
 def parse_portmask(text: str) -> int:
     """``-p PORTMASK``: hex as ``strtoul(..., 16)`` takes it; 0 or garbage is an error."""
-    try:
-        mask = int(text, 16)
-    except ValueError:
-        raise SimError(f"invalid portmask {text!r} (expected hex, e.g. 0x3)") from None
+    if not _HEX.fullmatch(text):
+        raise SimError(f"invalid portmask {text!r} (expected hex, e.g. 0x3)")
+    mask = int(text, 16)
     if mask <= 0 or mask >> MAX_PORTS:
         raise SimError(f"invalid portmask {text!r} (must select ports among 0..{MAX_PORTS - 1})")
     return mask
@@ -41,7 +42,7 @@ def parse_mac(text: str, what: str) -> bytes:
 def parse_port_mac(text: str, option: str) -> tuple[int, bytes]:
     """``PORT,MAC`` as ``--eth-dest`` takes it."""
     port, comma, mac = text.partition(",")
-    if not comma or not port.strip().isdigit() or int(port) >= MAX_PORTS:
+    if not comma or not _PORT.fullmatch(port.strip()) or int(port) >= MAX_PORTS:
         raise SimError(f"{option} {text!r}: expected PORT,MAC with PORT in 0..{MAX_PORTS - 1}")
     return int(port), parse_mac(mac.strip(), f"{option} {text!r}")
 

@@ -80,15 +80,19 @@ def load_routes(lookup: str, ports: PortConfig, rule_ipv4: Path | None = None,
     """The tables ``--lookup lookup`` installs (``ipv6``: l3fwd's ``--ipv6``, which
     makes EM populate the IPv6 flows instead of the IPv4 ones)."""
     kind = "em" if lookup == "em" else "lpm"
-    path4, path6 = rule_files(kind, rule_ipv4, rule_ipv6, warnings if warnings is not None else [])
+    warnings = warnings if warnings is not None else []
+    path4, path6 = rule_files(kind, rule_ipv4, rule_ipv6, warnings)
+    parse = parse_em_rules if lookup == "em" else parse_lpm_rules
+    rules4, rules6 = parse(path4, 4), parse(path6, 6)            # both files are read, as in l3fwd
+    for path, rules in ((path4, rules4), (path6, rules6)):
+        if not rules:
+            warnings.append(f"{path}: no rules (dpdk-l3fwd itself refuses a rule file without R lines)")
     if lookup == "em":
-        rules4, rules6 = parse_em_rules(path4, 4), parse_em_rules(path6, 6)   # both are read
         rules4 = installed(rules4, ports) if not ipv6 else []
         rules6 = installed(rules6, ports) if ipv6 else []
         return EmRoutes(ExactMatchTable.from_rules(rules4, 4), ExactMatchTable.from_rules(rules6, 6),
                         {"ipv4": len(rules4), "ipv6": len(rules6)})
-    rules4 = installed(parse_lpm_rules(path4, 4), ports)
-    rules6 = installed(parse_lpm_rules(path6, 6), ports)
+    rules4, rules6 = installed(rules4, ports), installed(rules6, ports)
     (v4, default4), (v6, default6) = (_build(Lpm4, rules4, lookup == "fib"),
                                       _build(Lpm6, rules6, lookup == "fib"))
     return LpmRoutes(v4, v6, {"ipv4": len(rules4), "ipv6": len(rules6)}, default4, default6)

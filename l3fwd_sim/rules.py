@@ -60,7 +60,7 @@ def _address(token: str, family: int, where: str) -> int:
     af, _ = FAMILIES[family]
     try:
         return int.from_bytes(socket.inet_pton(af, token), "big")
-    except OSError:
+    except (OSError, ValueError):      # ValueError: an embedded NUL
         raise SimError(f"{where}: bad IPv{family} address {token!r}") from None
 
 
@@ -70,7 +70,8 @@ def _rule_lines(path: Path, nfields: int, usage: str):
         text = Path(path).read_bytes().decode("utf-8", errors="replace")
     except OSError as err:
         raise SimError(f"{path}: cannot read rule file: {err.strerror}") from None
-    for lineno, line in enumerate(text.splitlines(), 1):
+    for lineno, line in enumerate(text.split("\n"), 1):       # fgets: lines end at \n only
+        line = line.removesuffix("\r")                            # tolerate CRLF files
         where = f"{path}:{lineno}"
         if line.startswith("#") or not line.strip():
             continue

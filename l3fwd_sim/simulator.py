@@ -44,7 +44,7 @@ def find_inputs(specs: list[str]) -> dict[int, Path]:
 
     for spec in specs:
         port, eq, file = spec.partition("=")
-        if eq and port.isdigit():
+        if eq and re.fullmatch(r"[0-9]+", port):
             add(int(port), Path(file), spec)
             continue
         path = Path(spec)
@@ -98,9 +98,9 @@ def _validate(opt: RunOptions) -> int:
 
 def _refuse_overwriting_inputs(opt: RunOptions, tx_ports: list[int]) -> None:
     inputs = {p.resolve() for p in opt.inputs.values()}
-    for port in tx_ports:
-        if (opt.outdir / f"port{port}.pcap").resolve() in inputs:
-            raise SimError(f"{opt.outdir / f'port{port}.pcap'}: output would overwrite an input; choose another -o")
+    for output in [opt.outdir / f"port{port}.pcap" for port in tx_ports] + [opt.outdir / "stats.json"]:
+        if output.resolve() in inputs:
+            raise SimError(f"{output}: output would overwrite an input; choose another -o")
 
 
 def run(opt: RunOptions) -> dict:

@@ -7,11 +7,11 @@ total. Per TX port: ``out`` (packets written to its pcap) and the TX model's cou
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from .atomic import AtomicFile
 
 # Index in this tuple + 1 is the code a pipeline writes into its ``reason`` array.
 DROP_REASONS = (
@@ -101,8 +101,6 @@ def format_table(stats: dict) -> str:
 
 
 def write_json_atomic(path: Path, data: dict) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{Path(path).name}.", dir=Path(path).parent)
-    with os.fdopen(fd, "w") as f:
-        json.dump(data, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
+    out = AtomicFile(path)
+    out.file.write(json.dumps(data, indent=2).encode() + b"\n")
+    out.commit()

@@ -2,6 +2,9 @@
 LPM: the two pipelines differ exactly where DPDK's simple and multi paths differ."""
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import pytest
 from scapy.layers.inet import IP, UDP
 from scapy.layers.inet6 import IPv6
@@ -17,8 +20,9 @@ TO_PORT1 = "198.18.1.7"
 def both(tmp_path, frames, **options):
     """Run both pipelines on ``frames`` received on IN_PORT; return per pipeline
     (output frames per port, stats)."""
-    return {pipeline: simulate(tmp_path / pipeline, {IN_PORT: frames}, portmask=0xF, pipeline=pipeline, **options)
-            for pipeline in ("simple", "multi") if (tmp_path / pipeline).mkdir() is None}
+    return {pipeline: simulate(Path(tempfile.mkdtemp(dir=tmp_path)), {IN_PORT: frames}, portmask=0xF,
+                               pipeline=pipeline, **options)
+            for pipeline in ("simple", "multi")}
 
 
 def udp4(**ip):
