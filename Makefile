@@ -21,7 +21,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/bench_run.py
+	$(BIN)/python benchmarks/bench_run.py --lookup lpm em fib
 
 clean:
 	rm -rf $(VENV) demo-out bench-out .pytest_cache .hypothesis

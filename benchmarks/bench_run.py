@@ -1,7 +1,8 @@
-"""Throughput of `l3fwd-sim run` on 1M fixed-size 64-byte IPv4/UDP frames over 4 ports
-(each port's traffic routed by the default LPM table to port p^1, random last octet).
+"""Throughput of `l3fwd-sim run` on 1M fixed-size 64-byte IPv4/UDP frames over 4 ports.
+Port p sends dpdk-l3fwd's default EM flow p^1 (198.18.q.1 -> 198.18.q.0, UDP 9 -> 9,
+q = p^1), so the traffic is forwarded to port p^1 under lpm, em and fib alike.
 
-    python benchmarks/bench_run.py [--packets N] [--out DIR]
+    python benchmarks/bench_run.py [--packets N] [--lookup lpm em fib] [--out DIR]
 
 Prints Mpps per pipeline, end to end (pcap in -> per-port pcaps + stats out), measured
 inside the process (the `elapsed_seconds` of stats.json; Python start-up excluded).
@@ -18,11 +19,11 @@ import numpy as np
 from l3fwd_sim import RunOptions, find_inputs, run
 
 
-def ipv4_udp_64(dst_octets: tuple[int, int]) -> np.ndarray:
-    """One 64-byte frame (60 + 4 bytes of padding as a capture shows a minimum frame
-    with FCS), IPv4 198.18.0.1 -> 198.18.a.b, UDP 9 -> 9, valid header checksum."""
+def ipv4_udp_64(net: int) -> np.ndarray:
+    """One 64-byte frame (a 60-byte minimum frame plus 4 bytes where a capture shows the
+    FCS), IPv4 198.18.net.1 -> 198.18.net.0, UDP 9 -> 9, valid header checksum."""
     ip = bytearray(struct.pack(">BBHHHBBH4s4s", 0x45, 0, 46, 0, 0, 64, 17, 0,
-                               bytes([198, 18, 0, 1]), bytes([198, 18, *dst_octets])))
+                               bytes([198, 18, net, 1]), bytes([198, 18, net, 0])))
     words = struct.unpack(">10H", ip)
     total = sum(words)
     total = (total & 0xFFFF) + (total >> 16)
@@ -32,21 +33,14 @@ def ipv4_udp_64(dst_octets: tuple[int, int]) -> np.ndarray:
 
 
 def make_inputs(directory: Path, packets: int, ports: int = 4) -> None:
-    rng = np.random.default_rng(1)
     per_port = packets // ports
     for port in range(ports):
         rec = np.zeros((per_port, 80), np.uint8)
-        rec[:, 16:] = ipv4_udp_64((port ^ 1, 0))
+        rec[:, 16:] = ipv4_udp_64(port ^ 1)
         hdr = rec[:, :16].view("<u4")
         hdr[:, 0] = 1_700_000_000
         hdr[:, 1] = np.arange(per_port) % 1_000_000
         hdr[:, 2:4] = 64
-        # vary the last destination octet; the checksum changes by the same amount
-        last = rng.integers(0, 256, per_port, dtype=np.uint16)
-        rec[:, 16 + 33] = last
-        checksum = (rec[:, 16 + 24].astype(np.uint32) << 8 | rec[:, 16 + 25]) - last
-        checksum = (checksum & 0xFFFF) - (checksum >> 16 & 1)   # one's-complement subtract
-        rec[:, 16 + 24], rec[:, 16 + 25] = checksum >> 8 & 0xFF, checksum & 0xFF
         with open(directory / f"port{port}.pcap", "wb") as f:
             f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
             f.write(rec.tobytes())
@@ -55,6 +49,7 @@ def make_inputs(directory: Path, packets: int, ports: int = 4) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--packets", type=int, default=1_000_000)
+    parser.add_argument("--lookup", nargs="+", default=["lpm"], choices=["lpm", "em", "fib"])
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -62,12 +57,14 @@ def main() -> None:
         indir = base / "in"
         indir.mkdir(parents=True, exist_ok=True)
         make_inputs(indir, args.packets)
-        print(f"{args.packets} x 64-byte IPv4/UDP frames on 4 ports, --lookup lpm")
-        for pipeline in ("multi", "simple"):
-            stats = run(RunOptions(inputs=find_inputs([str(indir)]), outdir=base / pipeline, pipeline=pipeline))
-            stages = ", ".join(f"{k} {v:.0f}" for k, v in stats["stages_ns_per_packet"].items())
-            print(f"  --pipeline {pipeline:6}: {stats['mpps']:6.2f} Mpps "
-                  f"({stats['elapsed_seconds']:.2f} s; ns/packet: {stages})")
+        print(f"{args.packets} x 64-byte IPv4/UDP frames on 4 ports")
+        for lookup in args.lookup:
+            for pipeline in ("multi", "simple"):
+                stats = run(RunOptions(inputs=find_inputs([str(indir)]), outdir=base / f"{lookup}-{pipeline}",
+                                       lookup=lookup, pipeline=pipeline))
+                stages = ", ".join(f"{k} {v:.0f}" for k, v in stats["stages_ns_per_packet"].items())
+                print(f"  --lookup {lookup:3} --pipeline {pipeline:6}: {stats['mpps']:6.2f} Mpps "
+                      f"({stats['elapsed_seconds']:.2f} s; ns/packet: {stages})")
 
 
 if __name__ == "__main__":

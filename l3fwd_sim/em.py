@@ -11,10 +11,9 @@ destination port); the hash function only decides placement. Here a key is a row
 * IPv6: src high/low (22..37), dst high/low (38..53), ``next_header<<32 | ports``
   (20, 54..57).
 
-Vectorised lookup: keys are hashed to 64 bits and kept sorted, a query is a
-``searchsorted`` followed by a full-key comparison, so a hash collision can never
-return a wrong port (the table is rebuilt with another hash seed in the unlikely case
-two different keys collide). Scalar lookups (the simple pipeline) use a dict.
+Vectorised lookups use an open-addressing table that compares full keys, so a hash
+collision can never return a wrong port; scalar lookups (the simple pipeline) use a
+dict built from the same flows.
 """
 from __future__ import annotations
 
@@ -60,23 +59,34 @@ def rule_key(rule: EmRule, family: int) -> tuple[int, ...]:
 
 
 class ExactMatchTable:
-    """Flows of one address family → output port."""
+    """Flows of one address family → output port.
+
+    Open addressing with linear probing over a power-of-two slot array at most half
+    full; each slot holds a key and its port (-1 = empty), so a probe is one random
+    access. Both the build and the lookup are vectorised: each round handles every key
+    still probing."""
 
     def __init__(self, family: int, flows: dict[tuple[int, ...], int] | None = None):
         self.family = family
         self.flows = dict(flows or {})
-        words = KEY_WORDS[family]
-        self._keys = np.array(list(self.flows), np.uint64).reshape(-1, words)
-        self._ports = np.array(list(self.flows.values()), np.int64)
-        self._seed = 0
-        while True:
-            hashes = self._hash(self._keys)
-            order = np.argsort(hashes)
-            self._hashes = hashes[order]
-            if not (self._hashes[1:] == self._hashes[:-1]).any():
-                break
-            self._seed += 1                    # two keys collide: another seed
-        self._keys, self._ports = self._keys[order], self._ports[order]
+        keys = np.array(list(self.flows), np.uint64).reshape(-1, KEY_WORDS[family])
+        ports = np.array(list(self.flows.values()), np.int64)
+        bits = max(4, (2 * len(keys) - 1).bit_length())
+        self._mask = np.uint64((1 << bits) - 1)
+        self._keys = np.zeros((1 << bits, KEY_WORDS[family]), np.uint64)
+        self._ports = np.full(1 << bits, -1, np.int64)
+        pending = np.arange(len(keys))
+        pos = self._hash(keys) & self._mask
+        while len(pending):
+            free = self._ports[pos] < 0
+            # of the keys aiming at one free slot, the first takes it; the rest probe on
+            first = np.unique(pos[free], return_index=True)[1]
+            winners = np.flatnonzero(free)[first]
+            self._keys[pos[winners]] = keys[pending[winners]]
+            self._ports[pos[winners]] = ports[pending[winners]]
+            keep = np.ones(len(pending), bool)
+            keep[winners] = False
+            pending, pos = pending[keep], (pos[keep] + np.uint64(1)) & self._mask
 
     @classmethod
     def from_rules(cls, rules: list[EmRule], family: int) -> "ExactMatchTable":
@@ -87,13 +97,15 @@ class ExactMatchTable:
     def __len__(self) -> int:
         return len(self.flows)
 
-    def _hash(self, keys: np.ndarray) -> np.ndarray:
+    @staticmethod
+    def _hash(keys: np.ndarray) -> np.ndarray:
         with np.errstate(over="ignore"):
-            h = np.full(len(keys), np.uint64(self._seed) * _MIX[0], np.uint64)
+            h = np.zeros(len(keys), np.uint64)
             for i in range(keys.shape[1]):
                 h ^= keys[:, i] * _MIX[i]
                 h ^= h >> np.uint64(29)
                 h *= _MIX[(i + 1) % len(_MIX)]
+            h ^= h >> np.uint64(32)
         return h
 
     def lookup(self, key: tuple[int, ...]) -> int | None:
@@ -101,9 +113,15 @@ class ExactMatchTable:
 
     def lookup_bulk(self, keys: np.ndarray, default: np.ndarray) -> np.ndarray:
         """Port per key row, ``default`` (per row) on a miss."""
-        if not len(self._ports) or not len(keys):
-            return np.array(default, np.int64, copy=True)
-        slot = np.searchsorted(self._hashes, self._hash(keys))
-        np.minimum(slot, len(self._hashes) - 1, out=slot)
-        hit = (self._keys[slot] == keys).all(axis=1)
-        return np.where(hit, self._ports[slot], default)
+        result = np.array(np.broadcast_to(default, len(keys)), np.int64)
+        if not self.flows or not len(keys):
+            return result
+        active = np.arange(len(keys))
+        pos = self._hash(keys) & self._mask
+        while len(active):
+            port = self._ports[pos]
+            hit = (self._keys[pos] == keys[active]).all(axis=1) & (port >= 0)
+            result[active[hit]] = port[hit]
+            probing = (port >= 0) & ~hit
+            active, pos = active[probing], (pos[probing] + np.uint64(1)) & self._mask
+        return result

@@ -17,6 +17,7 @@ from .atomic import AtomicFile
 DROP_REASONS = (
     "rfc1812_invalid",   # IPv4 header failing l3fwd's RFC 1812 checks
     "unknown_ptype",     # the simple path frees packets that are neither IPv4 nor IPv6
+    "not_tcp_udp",       # EM simple path: IPv4/IPv6 that is not TCP/UDP, or has options / ext headers
     "truncated",         # frame shorter than the bytes the path reads (undefined in C)
 )
 FORWARDED = 0

@@ -356,7 +356,7 @@ def _em_simple(c: _Ctx, f: bytearray, portid: int):
         dst = c.recheck(portid if hop is None else hop, portid)
         c.rewrite(f, dst)
         return dst, None
-    return None, "unknown_ptype"
+    return None, "unknown_ptype" if l3 is None else "not_tcp_udp"
 
 
 def _em_multi(c: _Ctx, f: bytearray, portid: int):

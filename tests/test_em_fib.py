@@ -134,7 +134,7 @@ def _em_flow_frame(l4, **ip):
 def test_em_d2_d3_ipv4_not_looked_up(tmp_path, frame, row):
     """Simple path drops; multi path sends it back out of the input port with TTL−1."""
     result = both(tmp_path, [frame], lookup="em")
-    assert result["simple"][1]["drops"]["unknown_ptype"] == 1, row
+    assert result["simple"][1]["drops"]["not_tcp_udp"] == 1, row
     (sent,) = result["multi"][0][2]
     assert sent[22] == frame[22] - 1 and sent[12:22] == frame[12:22] and sent[26:] == frame[26:], row
 
@@ -143,7 +143,7 @@ def test_em_d4_ipv6_extension_header(tmp_path):
     frame = bytes(Ether() / IPv6(src="2001:200:0:1::1", dst="2001:200:0:1::") / IPv6ExtHdrHopByHop()
                   / UDP(sport=9, dport=9))
     result = both(tmp_path, [frame], lookup="em", ipv6=True)
-    assert result["simple"][1]["drops"]["unknown_ptype"] == 1
+    assert result["simple"][1]["drops"]["not_tcp_udp"] == 1
     assert result["multi"][0][2] == [bytes.fromhex("020000000002") + b"\x02pcap\x02" + frame[12:]]
 
 

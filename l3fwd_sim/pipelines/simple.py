@@ -15,6 +15,7 @@ from ..stats import REASON_CODE
 TRUNCATED = REASON_CODE["truncated"]
 RFC1812_INVALID = REASON_CODE["rfc1812_invalid"]
 UNKNOWN_PTYPE = REASON_CODE["unknown_ptype"]
+NOT_TCP_UDP = REASON_CODE["not_tcp_udp"]
 
 
 def _ipv4_dst(frame) -> int:
@@ -72,7 +73,7 @@ def em_simple_forward(frame: bytearray, pkt_len: int, portid: int, setup) -> tup
             return -1, TRUNCATED
         next_hop = routes.v6.lookup(em.key_of(frame, 6))
     else:
-        return -1, UNKNOWN_PTYPE
+        return -1, UNKNOWN_PTYPE if kind == ptype.EM_UNKNOWN else NOT_TCP_UDP
     dst_port = portid if next_hop is None else next_hop
     if not ports.is_enabled(dst_port):
         dst_port = portid
