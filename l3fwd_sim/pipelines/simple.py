@@ -26,10 +26,21 @@ def _ipv6_dst(frame) -> int:
     return int.from_bytes(frame[38:54], "big")
 
 
+def _send(frame: bytearray, next_hop: int | None, portid: int, ipv4: bool, ports) -> tuple[int, int]:
+    """The common tail of the LPM and EM simple paths: a miss goes back to the input
+    port, so does a port outside the portmask (the re-check), then ``--ttl; ++cksum``
+    for IPv4 and the MAC rewrite."""
+    dst_port = portid if next_hop is None or not ports.is_enabled(next_hop) else next_hop
+    if ipv4:
+        update_ttl_checksum(frame)
+    ports.rewrite(frame, dst_port)
+    return dst_port, 0
+
+
 def lpm_simple_forward(frame: bytearray, pkt_len: int, portid: int, setup) -> tuple[int, int]:
     if pkt_len < ptype.MIN_ETHER:
         return -1, TRUNCATED
-    ports, routes = setup.ports, setup.routes
+    routes = setup.routes
     kind = ptype.lpm_ptype(frame)
     if kind == ptype.IPV4:
         if not is_valid_ipv4_pkt(frame, pkt_len):
@@ -43,13 +54,7 @@ def lpm_simple_forward(frame: bytearray, pkt_len: int, portid: int, setup) -> tu
         next_hop = routes.v6.lookup(_ipv6_dst(frame))
     else:
         return -1, UNKNOWN_PTYPE     # "Free the mbuf that contains non-IPV4/IPV6 packet" (D1)
-    dst_port = portid if next_hop is None else next_hop
-    if not ports.is_enabled(dst_port):
-        dst_port = portid
-    if kind == ptype.IPV4:
-        update_ttl_checksum(frame)
-    ports.rewrite(frame, dst_port)
-    return dst_port, 0
+    return _send(frame, next_hop, portid, kind == ptype.IPV4, setup.ports)
 
 
 def em_simple_forward(frame: bytearray, pkt_len: int, portid: int, setup) -> tuple[int, int]:
@@ -58,7 +63,7 @@ def em_simple_forward(frame: bytearray, pkt_len: int, portid: int, setup) -> tup
     use-after-free, D9); l3fwd-sim drops it."""
     if pkt_len < ptype.MIN_ETHER:
         return -1, TRUNCATED
-    ports, routes = setup.ports, setup.routes
+    routes = setup.routes
     kind, tcp_udp = ptype.em_ptype(frame, pkt_len)
     if kind == ptype.EM_TRUNCATED:
         return -1, TRUNCATED
@@ -74,13 +79,7 @@ def em_simple_forward(frame: bytearray, pkt_len: int, portid: int, setup) -> tup
         next_hop = routes.v6.lookup(em.key_of(frame, 6))
     else:
         return -1, UNKNOWN_PTYPE if kind == ptype.EM_UNKNOWN else NOT_TCP_UDP
-    dst_port = portid if next_hop is None else next_hop
-    if not ports.is_enabled(dst_port):
-        dst_port = portid
-    if kind == ptype.EM_IPV4:
-        update_ttl_checksum(frame)
-    ports.rewrite(frame, dst_port)
-    return dst_port, 0
+    return _send(frame, next_hop, portid, kind == ptype.EM_IPV4, setup.ports)
 
 
 def fib_forward(frame: bytearray, pkt_len: int, portid: int, setup) -> tuple[int, int]:
