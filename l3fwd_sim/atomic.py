@@ -26,6 +26,10 @@ class AtomicFile:
 
     def commit(self) -> None:
         self.file.close()
+        # Renaming over an existing file makes ext4 flush the new data first
+        # (auto_da_alloc); removing the old one first keeps the commit cheap. The path
+        # still only ever shows a complete file, or none for that instant.
+        self.path.unlink(missing_ok=True)
         os.replace(self._tmp, self.path)
 
     def abort(self) -> None:

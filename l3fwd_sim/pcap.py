@@ -37,7 +37,9 @@ _LINKTYPE_NAMES = {0: "BSD loopback", 101: "raw IP", 105: "802.11", 113: "Linux 
 @dataclass
 class RecordBatch:
     """Consecutive records of one capture. ``block`` (the reader's buffer) is only
-    valid until the reader's next ``read``; ``offsets`` index packet data in it."""
+    valid until the reader's next ``read``; ``offsets`` index packet data in it.
+    ``heads`` may be a view into ``block`` (editing it in place is allowed: the bytes
+    are the batch's own), so it shares that lifetime."""
     heads: np.ndarray     # (n, HEAD_BYTES) uint8, zero past each packet's end
     caplen: np.ndarray    # int64
     wirelen: np.ndarray   # int64
@@ -108,7 +110,9 @@ class PcapReader:
             grown = np.zeros(max(want, 2 * len(self._buf)) + HEAD_BYTES, np.uint8)
             grown[: self._end] = self._buf[: self._end]
             self._buf = grown
-        view = memoryview(self._buf)[: len(self._buf) - HEAD_BYTES]
+        # read what is wanted, in 1 MiB steps: a full buffer would only be moved again by _compact
+        limit = min(len(self._buf) - HEAD_BYTES, max(want, self._end + (1 << 20)))
+        view = memoryview(self._buf)[:limit]
         while self._end < want and not self._eof:
             got = self._file.readinto(view[self._end:])
             if not got:
@@ -117,7 +121,7 @@ class PcapReader:
 
     def read(self, max_records: int) -> RecordBatch:
         """Return up to ``max_records`` further records (fewer only at end of file)."""
-        starts, caps, wires, secs, fracs = [], [], [], [], []
+        parts: list[tuple] = []      # (offsets, caplen, wirelen, sec, frac, heads) per run of records
         count = 0
         self._compact()
         self._fill(min(_BLOCK, max_records * 96))
@@ -125,15 +129,15 @@ class PcapReader:
             self._fill(16)
             if self._end - self._start < 16:
                 break
-            taken = self._take_fixed_run(max_records - count, starts, caps, wires, secs, fracs)
+            taken = self._take_fixed_run(max_records - count, parts)
             if taken < 16:
-                taken += self._walk(min(4096, max_records - count - taken), starts, caps, wires, secs, fracs)
+                taken += self._walk(min(4096, max_records - count - taken), parts)
             if not taken:
                 break
             count += taken
         if self._eof and self._start < self._end and count < max_records and self.truncated_at is None:
             self.truncated_at = self._file_pos
-        return self._batch(starts, caps, wires, secs, fracs)
+        return self._batch(parts)
 
     def _record_header(self, pos: int):
         sec, frac, cap, wire = self._unpack(self._buf, pos)
@@ -142,8 +146,9 @@ class PcapReader:
                        self._file_pos + pos - self._start)
         return sec, frac, cap, wire
 
-    def _take_fixed_run(self, limit, starts, caps, wires, secs, fracs) -> int:
-        """Take the longest run of records with the first one's captured length."""
+    def _take_fixed_run(self, limit: int, parts: list) -> int:
+        """Take the longest run of records with the first one's captured length: one
+        strided view gives all their record headers and frame heads."""
         cap = self._record_header(self._start)[2]
         stride = 16 + cap
         self._fill(min(limit * stride, _BLOCK))
@@ -155,15 +160,17 @@ class PcapReader:
         n = int(bad[0]) if len(bad) else n
         if n < 16:
             return 0
-        starts.append(self._start + 16 + stride * np.arange(n, dtype=np.int64))
-        caps.append(hdr[:n, 2])
-        wires.append(hdr[:n, 3])
-        secs.append(hdr[:n, 0])
-        fracs.append(hdr[:n, 1])
+        width = min(cap, HEAD_BYTES)
+        heads = np.ndarray((n, width), np.uint8, self._buf, self._start + 16, (stride, 1))
+        if width < HEAD_BYTES:                 # short frames: a zero-padded copy
+            heads = np.pad(heads, ((0, 0), (0, HEAD_BYTES - width)))
+        hdr = hdr[:n].astype(np.int64)
+        parts.append((self._start + 16 + stride * np.arange(n, dtype=np.int64),
+                      hdr[:, 2], hdr[:, 3], hdr[:, 0], hdr[:, 1], heads))
         self._advance(stride * n)
         return n
 
-    def _walk(self, limit, starts, caps, wires, secs, fracs) -> int:
+    def _walk(self, limit: int, parts: list) -> int:
         """Record-by-record walk for captures of varying sizes."""
         s, c, w, t, f = [], [], [], [], []
         while len(s) < limit:
@@ -181,25 +188,43 @@ class PcapReader:
             f.append(frac)
             self._advance(16 + cap)
         if s:
-            starts.append(np.array(s, np.int64))
-            for out, vals in ((caps, c), (wires, w), (secs, t), (fracs, f)):
-                out.append(np.array(vals, np.int64))
+            offsets, caplen = np.array(s, np.int64), np.array(c, np.int64)
+            heads = np.lib.stride_tricks.sliding_window_view(self._buf, HEAD_BYTES)[offsets]
+            short = caplen < HEAD_BYTES
+            if short.any():
+                heads[short] *= (np.arange(HEAD_BYTES) < caplen[short, None])
+            parts.append((offsets, caplen, np.array(w, np.int64), np.array(t, np.int64), np.array(f, np.int64),
+                          heads))
         return len(s)
 
     def _advance(self, nbytes: int) -> None:
         self._start += nbytes
         self._file_pos += nbytes
 
-    def _batch(self, starts, caps, wires, secs, fracs) -> RecordBatch:
-        def cat(parts):
-            return np.concatenate(parts).astype(np.int64, copy=False) if parts else np.zeros(0, np.int64)
-        offsets, caplen = cat(starts), cat(caps)
-        ts_ns = cat(secs) * 1_000_000_000 + cat(fracs) * (1 if self.nanosecond else 1000)
-        heads = np.lib.stride_tricks.sliding_window_view(self._buf, HEAD_BYTES)[offsets]
-        short = caplen < HEAD_BYTES
-        if short.any():
-            heads[short] *= (np.arange(HEAD_BYTES) < caplen[short, None])
-        return RecordBatch(heads, caplen, cat(wires), ts_ns, self._buf, offsets)
+    def _batch(self, parts: list) -> RecordBatch:
+        if not parts:
+            empty = np.zeros(0, np.int64)
+            return RecordBatch(np.zeros((0, HEAD_BYTES), np.uint8), empty, empty, empty, self._buf, empty)
+        offsets, caplen, wirelen, sec, frac, heads = (
+            parts[0] if len(parts) == 1 else [np.concatenate(column) for column in zip(*parts)])
+        ts_ns = sec * 1_000_000_000 + frac * (1 if self.nanosecond else 1000)
+        return RecordBatch(heads, caplen, wirelen, ts_ns, self._buf, offsets)
+
+
+RECORD_ROW = 16 + HEAD_BYTES   # a record header followed by a frame's head
+
+
+def record_headers(rows: np.ndarray, caplen: np.ndarray, wirelen: np.ndarray, ts_ns: np.ndarray,
+                   nanosecond: bool) -> None:
+    """Write pcap record headers into the first 16 bytes of ``rows`` (n, RECORD_ROW),
+    whose other bytes hold each frame's head: a frame of at most HEAD_BYTES bytes is
+    then its row cut at ``16 + caplen``."""
+    hdr = rows[:, :16].view("<u4")
+    sec, frac = np.divmod(ts_ns, 1_000_000_000)
+    hdr[:, 0] = sec
+    hdr[:, 1] = frac if nanosecond else frac // 1000
+    hdr[:, 2] = caplen
+    hdr[:, 3] = wirelen
 
 
 def _tail(batch: RecordBatch, row: int) -> memoryview:
@@ -223,25 +248,22 @@ class PcapWriter:
               ts_ns: np.ndarray, tails: list | None = None) -> None:
         """Append records. ``heads`` holds each packet's first ``HEAD_BYTES`` bytes;
         ``tails`` the remaining bytes of each packet longer than that, in row order."""
-        n = len(caplen)
-        if not n:
+        rows = np.empty((len(caplen), RECORD_ROW), np.uint8)
+        rows[:, 16:] = heads
+        record_headers(rows, caplen, wirelen, ts_ns, self._nanosecond)
+        self.write_rows(rows, caplen, tails)
+
+    def write_rows(self, rows: np.ndarray, caplen: np.ndarray, tails: list | None = None) -> None:
+        """Append records laid out as :func:`record_headers` describes."""
+        if not len(rows):
             return
-        rec = np.empty((n, 16 + HEAD_BYTES), np.uint8)
-        hdr = rec[:, :16].view("<u4")
-        unit = 1 if self._nanosecond else 1000
-        hdr[:, 0], frac = np.divmod(ts_ns, 1_000_000_000)
-        hdr[:, 1] = frac // unit
-        hdr[:, 2] = caplen
-        hdr[:, 3] = wirelen
-        rec[:, 16:] = heads
-        if not tails:
-            if (caplen == HEAD_BYTES).all():
-                self._file.write(rec)
-            else:
-                self._file.write(rec[np.arange(16 + HEAD_BYTES) < 16 + caplen[:, None]])
+        if tails:
+            self._write_with_tails(rows, caplen, tails)
+        elif (caplen == HEAD_BYTES).all():
+            self._file.write(rows)
         else:
-            self._write_with_tails(rec, caplen, tails)
-        self.packets += n
+            self._file.write(rows[np.arange(RECORD_ROW) < 16 + caplen[:, None]])
+        self.packets += len(rows)
 
     def _write_with_tails(self, rec, caplen, tails) -> None:
         flat = memoryview(rec.reshape(-1))

@@ -27,33 +27,67 @@ def poll(readers: dict[int, PcapReader], rx_burst: int, chunk_packets: int = 655
     first_round = 0
     while active:
         rounds = max(1, chunk_packets // (rx_burst * len(active)))
-        sources, keys = [], []
+        sources = []
         for port in list(active):
             records = readers[port].read(rounds * rx_burst)
             if len(records) < rounds * rx_burst:
                 active.remove(port)
-            if not len(records):
-                continue
-            rx_round = first_round + np.arange(len(records), dtype=np.int64) // rx_burst
-            sources.append((port, records))
-            keys.append(rx_round * MAX_PORTS + port)
-        first_round += rounds
+            if len(records):
+                sources.append((port, records))
         if not sources:
             return
-        yield _merge(sources, keys)
+        yield _merge(sources, first_round, rx_burst)
+        first_round += rounds
 
 
-def _merge(sources, keys) -> PacketBatch:
-    burst = np.concatenate(keys)
+def _merge(sources, first_round: int, rx_burst: int) -> PacketBatch:
+    """Interleave the ports' records in processing order. Packet ``j`` of the ``i``-th
+    source lands at (packets of all earlier rounds) + (packets of sources before ``i``
+    in its round) + ``j % rx_burst`` — computed, then scattered; no sort."""
+    counts = np.array([len(rec) for _, rec in sources])
+    rounds = -(-counts.max() // rx_burst)
+    per_round = np.clip(counts[None, :] - rx_burst * np.arange(rounds)[:, None], 0, rx_burst)
+    round_start = (np.cumsum(per_round.ravel()) - per_round.ravel()).reshape(per_round.shape)
+    total = int(counts.sum())
+    first = sources[0][1]
     if len(sources) == 1:
-        order = slice(None)
-    else:
-        order = np.argsort(burst, kind="stable")
-    def cat(field):
-        return np.concatenate([getattr(rec, field) for _, rec in sources])[order]
-    in_port = np.concatenate([np.full(len(rec), port, np.int64) for port, rec in sources])[order]
-    source_id = np.concatenate([np.full(len(rec), i, np.int64) for i, (_, rec) in enumerate(sources)])[order]
-    source_row = np.concatenate([np.arange(len(rec), dtype=np.int64) for _, rec in sources])[order]
-    heads = sources[0][1].heads if len(sources) == 1 else np.concatenate([rec.heads for _, rec in sources])[order]
-    return PacketBatch(heads, cat("caplen"), cat("wirelen"), cat("ts_ns"), in_port, burst[order],
-                       [rec for _, rec in sources], source_id, source_row)
+        j = np.arange(total, dtype=np.int64)
+        port = sources[0][0]
+        return PacketBatch(first.heads, first.caplen, first.wirelen, first.ts_ns, np.full(total, port, np.int64),
+                           (first_round + j // rx_burst) * MAX_PORTS + port, [first], np.zeros(total, np.int64), j)
+    if (counts == rounds * rx_burst).all():
+        return _interleave_full_rounds(sources, first_round, rx_burst, rounds)
+    batch = PacketBatch(np.empty((total, first.heads.shape[1]), np.uint8),
+                        *(np.empty(total, np.int64) for _ in range(5)),
+                        [rec for _, rec in sources], np.empty(total, np.int64), np.empty(total, np.int64))
+    for i, (port, rec) in enumerate(sources):
+        j = np.arange(len(rec), dtype=np.int64)
+        rx_round = j // rx_burst
+        pos = round_start[rx_round, i] + j % rx_burst
+        batch.heads[pos] = rec.heads
+        batch.caplen[pos] = rec.caplen
+        batch.wirelen[pos] = rec.wirelen
+        batch.ts_ns[pos] = rec.ts_ns
+        batch.in_port[pos] = port
+        batch.burst[pos] = (first_round + rx_round) * MAX_PORTS + port
+        batch.source_id[pos] = i
+        batch.source_row[pos] = j
+    return batch
+
+
+def _interleave_full_rounds(sources, first_round: int, rx_burst: int, rounds: int) -> PacketBatch:
+    """Every source has ``rounds`` full bursts: processing order is a transpose of
+    (source, round, packet) to (round, source, packet), copied in burst-sized blocks."""
+    def interleave(arrays):
+        stacked = np.stack([a.reshape(rounds, rx_burst, *a.shape[1:]) for a in arrays], axis=1)
+        return stacked.reshape(-1, *arrays[0].shape[1:])
+    ports = np.array([port for port, _ in sources], np.int64)
+    shape = (rounds, len(sources), rx_burst)
+    rx_round = np.arange(rounds, dtype=np.int64)[:, None, None]
+    return PacketBatch(interleave([rec.heads for _, rec in sources]),
+                       *(interleave([getattr(rec, f) for _, rec in sources]) for f in ("caplen", "wirelen", "ts_ns")),
+                       np.broadcast_to(ports[None, :, None], shape).ravel(),
+                       ((first_round + rx_round) * MAX_PORTS + ports[None, :, None] + np.zeros(shape, np.int64)).ravel(),
+                       [rec for _, rec in sources],
+                       np.broadcast_to(np.arange(len(sources))[None, :, None], shape).ravel(),
+                       (rx_round * rx_burst + np.arange(rx_burst)[None, None, :] + np.zeros(shape, np.int64)).ravel())

@@ -45,14 +45,18 @@ def rfc1812_process_one(frame: bytearray) -> bool:
     return (frame[VERSION_IHL] - 0x45) & 0xFF > 10 or (frame[TOTAL_LENGTH] == 0 and frame[TOTAL_LENGTH + 1] < 20)
 
 
-def rfc1812_process(heads: np.ndarray, rows: np.ndarray) -> np.ndarray:
+def rfc1812_process(heads: np.ndarray, rows: np.ndarray | slice) -> np.ndarray:
     """The multi path's ``rfc1812_process`` on ``heads[rows]``, updating TTL and checksum
-    in place; returns the boolean mask (over ``rows``) of packets to drop."""
+    in place; returns the boolean mask (over ``rows``) of packets to drop. ``rows`` may
+    be a slice (every packet IPv4: in-place column views, no copies)."""
     version_ihl = heads[rows, VERSION_IHL]
     invalid = (version_ihl - np.uint8(0x45)) > 10                     # uint8 wrap, as in C
     invalid |= (heads[rows, TOTAL_LENGTH] == 0) & (heads[rows, TOTAL_LENGTH + 1] < 20)
     heads[rows, TTL] -= np.uint8(1)
-    checksum = heads[rows, CHECKSUM:CHECKSUM + 2].copy().view("<u2")
-    checksum += np.uint16(1)
-    heads[rows, CHECKSUM:CHECKSUM + 2] = checksum.view(np.uint8).reshape(-1, 2)
+    if isinstance(rows, slice):
+        heads[rows, CHECKSUM:CHECKSUM + 2].view("<u2")[...] += np.uint16(1)
+    else:
+        checksum = heads[rows, CHECKSUM:CHECKSUM + 2].copy().view("<u2")
+        checksum += np.uint16(1)
+        heads[rows, CHECKSUM:CHECKSUM + 2] = checksum.view(np.uint8).reshape(-1, 2)
     return invalid

@@ -17,7 +17,8 @@ from typing import Callable
 import numpy as np
 
 from .errors import SimError
-from .pcap import PcapReader, PcapWriter
+from .output import PortOutputs
+from .pcap import PcapReader
 from .pipelines import Forwarding, pipeline
 from .polling import poll
 from .ports import MAX_PORTS, PortConfig, ports_of
@@ -125,15 +126,12 @@ def run(opt: RunOptions) -> dict:
         except OSError as err:
             raise SimError(f"{opt.outdir}: cannot create output directory: {err.strerror}") from None
         _refuse_overwriting_inputs(opt, tx_ports)
-        nanosecond = any(r.nanosecond for r in readers.values())
-        writers = {p: PcapWriter(opt.outdir / f"port{p}.pcap", nanosecond) for p in tx_ports}
+        outputs = PortOutputs(opt.outdir, tx_ports, any(r.nanosecond for r in readers.values()))
         try:
-            tx_model = _forward_all(opt, readers, setup, forward, writers, stats)
-            for writer in writers.values():
-                writer.commit()
+            tx_model = _forward_all(opt, readers, setup, forward, outputs, stats)
+            outputs.commit()
         except BaseException:
-            for writer in writers.values():
-                writer.abort()
+            outputs.abort()
             raise
     finally:
         for reader in readers.values():
@@ -154,8 +152,8 @@ def run(opt: RunOptions) -> dict:
     return result
 
 
-def _forward_all(opt, readers, setup, forward, writers, stats: RunStats) -> TxModel:
-    tx_model = TxModel(list(writers), opt.rx_burst, opt.tx_burst)
+def _forward_all(opt, readers, setup, forward, outputs: PortOutputs, stats: RunStats) -> TxModel:
+    tx_model = TxModel(list(outputs.writers), opt.rx_burst, opt.tx_burst)
     total_bytes = sum(Path(p).stat().st_size for p in opt.inputs.values())
     done_bytes = 0
 
@@ -177,14 +175,10 @@ def _forward_all(opt, readers, setup, forward, writers, stats: RunStats) -> TxMo
                 tx_model.send_runs(*same_port_runs(dest, batch.burst))
             else:
                 counts = np.bincount(dest[dest >= 0], minlength=MAX_PORTS)
-                tx_model.send_single({p: int(counts[p]) for p in writers if counts[p]})
+                tx_model.send_single({p: int(counts[p]) for p in outputs.writers if counts[p]})
             stats.count(batch.in_port, reason, dest)
         with timer("write"):
-            for port, writer in writers.items():
-                rows = np.flatnonzero(dest == port)
-                if len(rows):
-                    writer.write(batch.heads[rows], batch.caplen[rows], batch.wirelen[rows],
-                                 batch.ts_ns[rows], batch.tails(rows))
+            outputs.write(batch, dest)
         if opt.progress:
             done_bytes += int(batch.caplen.sum()) + 16 * len(batch)
             opt.progress(done_bytes, total_bytes)

@@ -25,11 +25,12 @@ REASON_CODE = {name: i + 1 for i, name in enumerate(DROP_REASONS)}
 
 
 class RunStats:
-    def __init__(self, rx_ports: list[int], tx_ports: list[int]):
+    def __init__(self, rx_ports: list[int], tx_ports: list[int], reasons: tuple[str, ...] = DROP_REASONS):
         self.rx_ports = rx_ports
         self.tx_ports = tx_ports
+        self.reasons = reasons          # reason code i + 1 is reasons[i]; another app may bring its own
         self._rx = {p: 0 for p in rx_ports}
-        self._drops = {p: np.zeros(len(DROP_REASONS) + 1, np.int64) for p in rx_ports}
+        self._drops = {p: np.zeros(len(reasons) + 1, np.int64) for p in rx_ports}
         self._out = {p: 0 for p in tx_ports}
         self.stage_seconds: dict[str, float] = {}
         self.warnings: list[str] = []
@@ -38,14 +39,15 @@ class RunStats:
         self.options: dict = {}
 
     def count(self, in_port: np.ndarray, reason: np.ndarray, dest: np.ndarray) -> None:
-        for port in np.unique(in_port).tolist():
-            mine = in_port == port
-            self._rx[port] += int(mine.sum())
-            self._drops[port] += np.bincount(reason[mine], minlength=len(DROP_REASONS) + 1)
-        if len(dest):
-            out = np.bincount(dest[dest >= 0], minlength=max(self.tx_ports) + 1)
-            for port in self.tx_ports:
-                self._out[port] += int(out[port])
+        width = len(self.reasons) + 1
+        by_port = np.bincount(in_port * width + reason, minlength=(max(self.rx_ports) + 1) * width)
+        by_port = by_port.reshape(-1, width)
+        for port in self.rx_ports:
+            self._rx[port] += int(by_port[port].sum())
+            self._drops[port] += by_port[port]
+        out = np.bincount(dest + 1, minlength=max(self.tx_ports) + 2)
+        for port in self.tx_ports:
+            self._out[port] += int(out[port + 1])
 
     def add_stage_time(self, stage: str, seconds: float) -> None:
         self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + seconds
@@ -58,14 +60,14 @@ class RunStats:
             dropped = int(drops[1:].sum()) if drops is not None else 0
             entry = {"rx": rx, "tx": rx - dropped, "dropped": dropped, "out": self._out.get(port, 0),
                      "drops": {} if drops is None else
-                     {name: int(drops[i + 1]) for i, name in enumerate(DROP_REASONS) if drops[i + 1]}}
+                     {name: int(drops[i + 1]) for i, name in enumerate(self.reasons) if drops[i + 1]}}
             if self.tx_model is not None and port in self.tx_model.tx_bursts:
                 entry["tx_model"] = {"tx_burst_calls": self.tx_model.tx_bursts[port],
                                      "direct_pkts": self.tx_model.direct[port],
                                      "buffered_pkts": self.tx_model.buffered[port]}
             ports[str(port)] = entry
         total_rx = sum(self._rx.values())
-        drops = {name: int(sum(d[i + 1] for d in self._drops.values())) for i, name in enumerate(DROP_REASONS)}
+        drops = {name: int(sum(d[i + 1] for d in self._drops.values())) for i, name in enumerate(self.reasons)}
         dropped = sum(drops.values())
         totals = {"rx": total_rx, "tx": sum(self._out.values()), "dropped": dropped}
         # Conservation: every received packet was transmitted or dropped with a reason.

@@ -20,6 +20,16 @@ from ..rfc1812 import rfc1812_process
 from ..stats import REASON_CODE
 
 
+def _select(mask: np.ndarray) -> np.ndarray | slice:
+    """The rows ``mask`` selects: a slice when it selects all of them, so that the stages
+    work on column views instead of gathered copies (the common, all-IPv4 case)."""
+    return slice(None) if mask.all() else np.flatnonzero(mask)
+
+
+def _any(rows, n: int) -> bool:
+    return n > 0 if isinstance(rows, slice) else len(rows) > 0
+
+
 def _ipv4_dst(heads, rows):
     return np.ascontiguousarray(heads[rows, 30:34]).view(">u4").ravel().astype(np.uint32)
 
@@ -31,11 +41,11 @@ def _ipv6_dst(heads, rows):
 def _lpm_lookup(v4, v6, batch, routes, dest):
     """``rte_lpm_lookupx4`` / ``rte_lpm6_lookup`` (``rte_fib*_lookup_bulk`` in FIB mode,
     where a /0 route is the default next hop); a miss leaves the input port."""
-    heads = batch.heads
-    if len(v4):
+    heads, n = batch.heads, len(batch)
+    if _any(v4, n):
         default = dest[v4] if routes.default4 is None else routes.default4
         dest[v4] = routes.v4.lookup_bulk(_ipv4_dst(heads, v4), default)
-    if len(v6):
+    if _any(v6, n):
         default = dest[v6] if routes.default6 is None else routes.default6
         dest[v6] = routes.v6.lookup_bulk(_ipv6_dst(heads, v6), default)
 
@@ -46,7 +56,7 @@ def classify_lpm(batch, setup, dest):
     truncated = caplen < ptype.MIN_ETHER
     truncated |= (kind == ptype.IPV4) & (caplen < ptype.MIN_IPV4_LPM)
     truncated |= (kind == ptype.IPV6) & (caplen < ptype.MIN_IPV6_LPM)
-    v4 = np.flatnonzero(~truncated & (kind == ptype.IPV4))
+    v4 = _select(~truncated & (kind == ptype.IPV4))
     v6 = np.flatnonzero(~truncated & (kind == ptype.IPV6))
     _lpm_lookup(v4, v6, batch, setup.routes, dest)
     return truncated, v4
@@ -59,7 +69,7 @@ def classify_fib(batch, setup, dest):
     is_v4 = kind == ptype.IPV4
     truncated = (caplen < ptype.MIN_ETHER) | np.where(is_v4, caplen < ptype.MIN_IPV4_LPM,
                                                       caplen < ptype.MIN_IPV6_LPM)
-    v4 = np.flatnonzero(~truncated & is_v4)
+    v4 = _select(~truncated & is_v4)
     v6 = np.flatnonzero(~truncated & ~is_v4)
     _lpm_lookup(v4, v6, batch, setup.routes, dest)
     return truncated, v4
@@ -82,7 +92,7 @@ def classify_em(batch, setup, dest):
         if len(rows):
             found = table.lookup_bulk(em.keys_of(heads, rows, family), dest[rows])
             dest[rows] = np.where(ports.enabled[found], found, dest[rows])
-    return truncated, np.flatnonzero(usable & ipv4_bit)
+    return truncated, _select(usable & ipv4_bit)
 
 
 CLASSIFY = {"lpm": classify_lpm, "em": classify_em, "fib": classify_fib}
@@ -94,10 +104,10 @@ def forward(batch, setup, timer) -> tuple[np.ndarray, np.ndarray]:
         dest = batch.in_port.copy()
         truncated, v4 = CLASSIFY[setup.lookup](batch, setup, dest)
     with timer("rewrite"):
-        rows = np.flatnonzero(~truncated)
+        rows = _select(~truncated)
         setup.ports.rewrite_bulk(heads, rows, dest[rows])
     with timer("rfc1812"):
-        invalid = v4[rfc1812_process(heads, v4)]
+        invalid = np.arange(len(batch))[v4][rfc1812_process(heads, v4)] if _any(v4, len(batch)) else v4
     reason = np.zeros(len(batch), np.uint8)
     reason[invalid] = REASON_CODE["rfc1812_invalid"]
     reason[truncated] = REASON_CODE["truncated"]
