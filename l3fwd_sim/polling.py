@@ -18,26 +18,41 @@ from .pcap import PcapReader
 from .ports import MAX_PORTS
 
 
-def poll(readers: dict[int, PcapReader], rx_burst: int, chunk_packets: int = 65536) -> Iterator[PacketBatch]:
-    """Yield the received packets as super-bursts in processing order.
+def poll(readers: dict[int, PcapReader], rx_burst: int, chunk_packets: int = 65536,
+         rounds: tuple[int, int | None] = (0, None)) -> Iterator[PacketBatch]:
+    """Yield the received packets of polling rounds ``rounds[0]`` up to (not including)
+    ``rounds[1]`` (None: to the end) as super-bursts in processing order.
 
     Each yielded batch is only valid until the next one is requested (it refers to the
     readers' buffers)."""
-    active = sorted(readers)
-    first_round = 0
-    while active:
-        rounds = max(1, chunk_packets // (rx_burst * len(active)))
+    first_round, last_round = rounds
+    active = [port for port in sorted(readers) if _skip(readers[port], first_round * rx_burst)]
+    while active and (last_round is None or first_round < last_round):
+        n_rounds = max(1, chunk_packets // (rx_burst * len(active)))
+        if last_round is not None:
+            n_rounds = min(n_rounds, last_round - first_round)
         sources = []
         for port in list(active):
-            records = readers[port].read(rounds * rx_burst)
-            if len(records) < rounds * rx_burst:
+            records = readers[port].read(n_rounds * rx_burst)
+            if len(records) < n_rounds * rx_burst:
                 active.remove(port)
             if len(records):
                 sources.append((port, records))
         if not sources:
             return
         yield _merge(sources, first_round, rx_burst)
-        first_round += rounds
+        first_round += n_rounds
+
+
+def _skip(reader: PcapReader, records: int) -> bool:
+    """Read past ``records`` records (rounds polled by someone else); False if the
+    capture ends before or right there."""
+    while records:
+        got = len(reader.read(min(records, 65536)))
+        if not got:
+            return False
+        records -= got
+    return True
 
 
 def _merge(sources, first_round: int, rx_burst: int) -> PacketBatch:

@@ -9,22 +9,19 @@ from __future__ import annotations
 
 import re
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
-
 from .errors import SimError
-from .output import PortOutputs
+from .lcore import forward_rounds
+from .parallel import run_jobs
 from .pcap import PcapReader
 from .pipelines import Forwarding, pipeline
-from .polling import poll
 from .ports import MAX_PORTS, PortConfig, ports_of
 from .routing import load_routes
 from .stats import RunStats, write_json_atomic
-from .tx import TxModel, same_port_runs
+from .tx import TxModel
 
 LOOKUPS = ("lpm", "em", "fib")
 PIPELINES = ("simple", "multi")
@@ -77,6 +74,7 @@ class RunOptions:
     rx_burst: int = 32
     tx_burst: int = 32
     chunk_packets: int = 65536           # super-burst size: a speed knob, never changes output
+    jobs: int = 1                        # worker processes: a speed knob, never changes output
     progress: Callable[[int, int], None] | None = None   # called with (bytes read, total bytes)
 
 
@@ -85,6 +83,8 @@ def _validate(opt: RunOptions) -> int:
         raise SimError(f"--lookup {opt.lookup}: not supported (choose from {', '.join(LOOKUPS)})")
     if opt.pipeline not in PIPELINES:
         raise SimError(f"--pipeline {opt.pipeline}: choose simple or multi")
+    if not 1 <= opt.jobs <= 64:
+        raise SimError(f"--jobs {opt.jobs}: must be in 1..64")
     for name in ("rx_burst", "tx_burst"):
         value = getattr(opt, name)
         if not 1 <= value <= 512:
@@ -95,6 +95,17 @@ def _validate(opt: RunOptions) -> int:
         raise SimError(f"input for port {outside[0]} ({opt.inputs[outside[0]]}) but port {outside[0]} "
                        f"is not in portmask 0x{portmask:x}")
     return portmask
+
+
+def _check_inputs(opt: RunOptions) -> bool:
+    """Open every input once, so that a bad file fails the run before any output is
+    written; returns whether outputs get nanosecond timestamps (any input has them)."""
+    nanosecond = False
+    for path in opt.inputs.values():
+        reader = PcapReader(path)
+        nanosecond |= reader.nanosecond
+        reader.close()
+    return nanosecond
 
 
 def _refuse_overwriting_inputs(opt: RunOptions, tx_ports: list[int]) -> None:
@@ -117,29 +128,18 @@ def run(opt: RunOptions) -> dict:
     setup = Forwarding(ports, opt.lookup, routes)
     forward = pipeline(opt.pipeline)
 
-    readers = {}
+    nanosecond = _check_inputs(opt)
     try:
-        for port, path in sorted(opt.inputs.items()):
-            readers[port] = PcapReader(path)
-        try:
-            opt.outdir.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise SimError(f"{opt.outdir}: cannot create output directory: {err.strerror}") from None
-        _refuse_overwriting_inputs(opt, tx_ports)
-        outputs = PortOutputs(opt.outdir, tx_ports, any(r.nanosecond for r in readers.values()))
-        try:
-            tx_model = _forward_all(opt, readers, setup, forward, outputs, stats)
-            outputs.commit()
-        except BaseException:
-            outputs.abort()
-            raise
-    finally:
-        for reader in readers.values():
-            reader.close()
-    for port, reader in readers.items():
-        if reader.truncated_at is not None:
-            stats.warnings.append(f"{reader.path}: last record cut short at offset {reader.truncated_at}; "
-                                  "it was ignored")
+        opt.outdir.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise SimError(f"{opt.outdir}: cannot create output directory: {err.strerror}") from None
+    _refuse_overwriting_inputs(opt, tx_ports)
+    if opt.jobs > 1:
+        tx_model = run_jobs(opt, setup, forward, tx_ports, nanosecond, stats)
+    else:
+        tx_model = TxModel(tx_ports, opt.rx_burst, opt.tx_burst)
+        forward_rounds(opt, setup, forward, opt.outdir, tx_ports, nanosecond, stats, tx_model)
+    tx_model.drain()
     stats.tx_model = tx_model
     stats.elapsed = time.perf_counter() - started
     stats.options = {"portmask": f"0x{portmask:x}", "lookup": opt.lookup, "ipv6": opt.ipv6,
@@ -150,37 +150,3 @@ def run(opt: RunOptions) -> dict:
     result = stats.to_dict()
     write_json_atomic(opt.outdir / "stats.json", result)
     return result
-
-
-def _forward_all(opt, readers, setup, forward, outputs: PortOutputs, stats: RunStats) -> TxModel:
-    tx_model = TxModel(list(outputs.writers), opt.rx_burst, opt.tx_burst)
-    total_bytes = sum(Path(p).stat().st_size for p in opt.inputs.values())
-    done_bytes = 0
-
-    @contextmanager
-    def timer(stage: str):
-        t0 = time.perf_counter()
-        yield
-        stats.add_stage_time(stage, time.perf_counter() - t0)
-
-    batches = poll(readers, opt.rx_burst, opt.chunk_packets)
-    while True:
-        with timer("read"):
-            batch = next(batches, None)
-        if batch is None:
-            break
-        dest, reason = forward(batch, setup, timer)
-        with timer("tx"):
-            if opt.pipeline == "multi":
-                tx_model.send_runs(*same_port_runs(dest, batch.burst))
-            else:
-                counts = np.bincount(dest[dest >= 0], minlength=MAX_PORTS)
-                tx_model.send_single({p: int(counts[p]) for p in outputs.writers if counts[p]})
-            stats.count(batch.in_port, reason, dest)
-        with timer("write"):
-            outputs.write(batch, dest)
-        if opt.progress:
-            done_bytes += int(batch.caplen.sum()) + 16 * len(batch)
-            opt.progress(done_bytes, total_bytes)
-    tx_model.drain()
-    return tx_model

@@ -49,6 +49,17 @@ class RunStats:
         for port in self.tx_ports:
             self._out[port] += int(out[port + 1])
 
+    def merge(self, other: "RunStats") -> None:
+        """Add the counters of a run over another range of rounds (a ``--jobs`` worker)."""
+        for port, n in other._rx.items():
+            self._rx[port] += n
+            self._drops[port] += other._drops[port]
+        for port, n in other._out.items():
+            self._out[port] += n
+        for stage, seconds in other.stage_seconds.items():
+            self.add_stage_time(stage, seconds)
+        self.warnings.extend(other.warnings)
+
     def add_stage_time(self, stage: str, seconds: float) -> None:
         self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + seconds
 

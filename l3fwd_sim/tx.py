@@ -74,3 +74,21 @@ def same_port_runs(dest: np.ndarray, burst: np.ndarray) -> tuple[np.ndarray, np.
     ports = dest[starts]
     keep = ports >= 0
     return ports[keep], lens[keep]
+
+
+class TxLog:
+    """Stands in for :class:`TxModel` where a range of rounds is forwarded apart (a
+    ``--jobs`` worker): records the calls, to be replayed in order into the one model."""
+
+    def __init__(self):
+        self.calls: list[tuple] = []
+
+    def send_single(self, counts: dict[int, int]) -> None:
+        self.calls.append((TxModel.send_single, counts))
+
+    def send_runs(self, run_ports: np.ndarray, run_lens: np.ndarray) -> None:
+        self.calls.append((TxModel.send_runs, run_ports, run_lens))
+
+    def replay(self, model: TxModel) -> None:
+        for method, *args in self.calls:
+            method(model, *args)

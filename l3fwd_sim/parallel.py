@@ -1,0 +1,103 @@
+"""``--jobs N``: one run split over N worker processes, output byte-identical to one.
+
+Forwarding decisions do not depend on the order packets are processed in (design-notes
+§3), and the output of a port is its packets in processing order. So the polling rounds
+are cut into N contiguous ranges; worker k forwards range k (reading past the rounds
+before it) into its own per-port segment files, and records its TX calls. The parent
+then appends the segments in range order behind one pcap header per port, replays the
+TX calls in order into the one TX model, and adds up the counters.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import shutil
+import struct
+import tempfile
+from pathlib import Path
+
+from .atomic import AtomicFile
+from .errors import SimError
+from .lcore import forward_rounds
+from .stats import RunStats
+from .tx import TxLog, TxModel
+
+_PCAP_HEADER = 24
+
+
+def estimated_rounds(inputs: dict, rx_burst: int) -> int:
+    """Polling rounds, estimated from each file's size and first record (exact for
+    fixed-size captures; elsewhere the last range simply runs to the end)."""
+    longest = 0
+    for path in inputs.values():
+        with open(path, "rb") as f:
+            header = f.read(_PCAP_HEADER + 16)
+        caplen = struct.unpack_from("<I", header, _PCAP_HEADER + 8)[0] if len(header) == 40 else 0
+        if caplen > 0xFFFF:
+            caplen = struct.unpack_from(">I", header, _PCAP_HEADER + 8)[0]
+        records = (Path(path).stat().st_size - _PCAP_HEADER) // (16 + max(1, min(caplen, 0xFFFF)))
+        longest = max(longest, records)
+    return -(-longest // rx_burst)
+
+
+def _worker(conn, opt, setup, forward, segdir, tx_ports, nanosecond, rounds) -> None:
+    try:
+        stats = RunStats(sorted(opt.inputs), tx_ports)
+        log = TxLog()
+        forward_rounds(opt, setup, forward, segdir, tx_ports, nanosecond, stats, log, rounds)
+        conn.send(("ok", stats, log))
+    except SimError as err:
+        conn.send(("error", str(err), None))
+    except BaseException as err:                 # reported by the parent, not as a traceback here
+        conn.send(("error", f"worker failed: {err!r}", None))
+    finally:
+        conn.close()
+
+
+def run_jobs(opt, setup, forward, tx_ports: list[int], nanosecond: bool, stats: RunStats) -> TxModel:
+    jobs = opt.jobs
+    total = estimated_rounds(opt.inputs, opt.rx_burst)
+    bounds = [total * k // jobs for k in range(jobs)] + [None]
+    ctx = multiprocessing.get_context("fork")     # workers inherit the built tables
+    with tempfile.TemporaryDirectory(prefix=".jobs-", dir=opt.outdir) as tmp:
+        segdirs = [Path(tmp) / str(k) for k in range(jobs)]
+        workers = []
+        for k, segdir in enumerate(segdirs):
+            segdir.mkdir()
+            receive, send = ctx.Pipe(duplex=False)
+            process = ctx.Process(target=_worker, daemon=True, args=(send, opt.__class__(**{
+                **vars(opt), "progress": None}), setup, forward, segdir, tx_ports, nanosecond,
+                (bounds[k], bounds[k + 1])))
+            process.start()
+            send.close()
+            workers.append((process, receive))
+        try:
+            results = [receive.recv() for _, receive in workers]
+        except EOFError:
+            raise SimError("a --jobs worker died; run again with --jobs 1") from None
+        finally:
+            for process, _ in workers:
+                process.join()
+        for status, payload, _ in results:
+            if status != "ok":
+                raise SimError(payload)
+        tx_model = TxModel(tx_ports, opt.rx_burst, opt.tx_burst)
+        for _, worker_stats, log in results:
+            stats.merge(worker_stats)
+            log.replay(tx_model)
+        for port in tx_ports:
+            _concatenate(opt.outdir / f"port{port}.pcap", [d / f"port{port}.pcap" for d in segdirs])
+    return tx_model
+
+
+def _concatenate(path: Path, segments: list[Path]) -> None:
+    out = AtomicFile(path)
+    try:
+        for i, segment in enumerate(segments):
+            with open(segment, "rb") as f:
+                if i:
+                    f.seek(_PCAP_HEADER)
+                shutil.copyfileobj(f, out.file, 1 << 22)
+        out.commit()
+    except BaseException:
+        out.abort()
+        raise
