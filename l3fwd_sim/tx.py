@@ -38,19 +38,52 @@ class TxModel:
 
     def send_runs(self, run_ports: np.ndarray, run_lens: np.ndarray) -> None:
         """``send_packetsx4`` for each run, in order."""
-        length, bursts, direct, buffered = self._len, self.tx_bursts, self.direct, self.buffered
-        tx_burst = self.tx_burst
-        for port, num in zip(run_ports.tolist(), run_lens.tolist()):
-            if num >= tx_burst and length[port] == 0:
-                bursts[port] += 1
-                direct[port] += num
-                continue
-            buffered[port] += num
-            total = length[port] + num
-            if total >= MAX_PKT_BURST:
-                bursts[port] += 1
-                total -= MAX_PKT_BURST
-            length[port] = total
+        if not len(run_ports):
+            return
+        order = np.argsort(run_ports.astype(np.int16), kind="stable")      # radix: runs per port, in order
+        bounds = np.flatnonzero(np.diff(run_ports[order], prepend=-1, append=-1))
+        for start, end in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            self._send_port_runs(int(run_ports[order[start]]), run_lens[order[start:end]])
+
+    def _send_port_runs(self, port: int, lens: np.ndarray) -> None:
+        """The runs of one port, in phases rather than one by one. While the buffer is
+        empty, runs of at least ``tx_burst`` go out directly; the first shorter run is
+        buffered, and from then on every run is appended — the buffer holds the running
+        sum modulo 512 and is sent at each multiple — until that sum is a multiple of
+        512 again (empty buffer). Prefix sums and, per residue modulo 512, the sorted run
+        indices find each phase's end with one binary search."""
+        cap = MAX_PKT_BURST
+        total = np.cumsum(lens)
+        residue = (total % cap).astype(np.int16)
+        by_residue = np.argsort(residue, kind="stable")                    # radix sort
+        group = np.searchsorted(residue[by_residue], np.arange(cap + 1)).tolist()
+        small = np.flatnonzero(lens < self.tx_burst)
+        n = len(total)
+
+        def before(i: int) -> int:
+            return int(total[i - 1]) if i else 0
+
+        length, bursts, direct, i = self._len[port], 0, 0, 0
+        while i < n:
+            if length == 0:                          # direct sends up to the next short run
+                s = int(np.searchsorted(small, i))
+                nxt = int(small[s]) if s < len(small) else n
+                bursts += nxt - i
+                direct += before(nxt) - before(i)
+                i = nxt
+                if i == n:
+                    break
+            base = before(i) - length                # buffer after run j: (total[j] - base) % cap
+            lo, hi = group[base % cap], group[base % cap + 1]
+            pos = lo + int(np.searchsorted(by_residue[lo:hi], i))
+            end = int(by_residue[pos]) if pos < hi else n - 1
+            bursts += (int(total[end]) - base) // cap
+            length = (int(total[end]) - base) % cap
+            i = end + 1
+        self._len[port] = length
+        self.tx_bursts[port] += bursts
+        self.direct[port] += direct
+        self.buffered[port] += int(total[-1]) - direct
 
     def drain(self) -> None:
         for port, n in self._len.items():
