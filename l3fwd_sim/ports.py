@@ -62,10 +62,11 @@ class PortConfig:
             src = (port_mac or {}).get(port, b"\x02pcap" + bytes([port]))
             self.eth_header[port] = np.frombuffer(dst + src, np.uint8)
         self._eth_header_bytes = [row.tobytes() for row in self.eth_header]
+        self._enabled_flags = self.enabled[:MAX_PORTS].tolist()
 
     def is_enabled(self, port: int) -> bool:
         """l3fwd's re-check: ``port < RTE_MAX_ETHPORTS`` and set in the portmask."""
-        return 0 <= port < MAX_PORTS and bool(self.portmask >> port & 1)
+        return 0 <= port < MAX_PORTS and self._enabled_flags[port]
 
     def rewrite(self, frame: bytearray, port: int) -> None:
         """MAC rewrite of one frame for TX port ``port``."""

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import em, ptype
+from .. import em
+from ..ptype import (EM_IPV4, EM_IPV6, EM_TRUNCATED, EM_UNKNOWN, IPV4, IPV6, MIN_EM_IPV4, MIN_EM_IPV6,
+                     MIN_ETHER, MIN_IPV4_LPM, MIN_IPV6_LPM, em_ptype, lpm_ptype)
 from ..pcap import HEAD_BYTES
 from ..rfc1812 import is_valid_ipv4_pkt, rfc1812_process_one, update_ttl_checksum
 from ..stats import REASON_CODE
@@ -38,58 +40,58 @@ def _send(frame: bytearray, next_hop: int | None, portid: int, ipv4: bool, ports
 
 
 def lpm_simple_forward(frame: bytearray, pkt_len: int, portid: int, setup) -> tuple[int, int]:
-    if pkt_len < ptype.MIN_ETHER:
+    if pkt_len < MIN_ETHER:
         return -1, TRUNCATED
     routes = setup.routes
-    kind = ptype.lpm_ptype(frame)
-    if kind == ptype.IPV4:
+    kind = lpm_ptype(frame)
+    if kind == IPV4:
         if not is_valid_ipv4_pkt(frame, pkt_len):
             return -1, RFC1812_INVALID
-        if pkt_len < ptype.MIN_IPV4_LPM:
+        if pkt_len < MIN_IPV4_LPM:
             return -1, TRUNCATED
         next_hop = routes.v4.lookup(_ipv4_dst(frame))
-    elif kind == ptype.IPV6:
-        if pkt_len < ptype.MIN_IPV6_LPM:
+    elif kind == IPV6:
+        if pkt_len < MIN_IPV6_LPM:
             return -1, TRUNCATED
         next_hop = routes.v6.lookup(_ipv6_dst(frame))
     else:
         return -1, UNKNOWN_PTYPE     # "Free the mbuf that contains non-IPV4/IPV6 packet" (D1)
-    return _send(frame, next_hop, portid, kind == ptype.IPV4, setup.ports)
+    return _send(frame, next_hop, portid, kind == IPV4, setup.ports)
 
 
 def em_simple_forward(frame: bytearray, pkt_len: int, portid: int, setup) -> tuple[int, int]:
     """Only IPv4/IPv6 TCP/UDP (by ``em_parse_ptype``) are forwarded; the rest is freed
     (D1–D4). DPDK frees an RFC 1812-invalid packet and then still enqueues it (a
     use-after-free, D9); l3fwd-sim drops it."""
-    if pkt_len < ptype.MIN_ETHER:
+    if pkt_len < MIN_ETHER:
         return -1, TRUNCATED
     routes = setup.routes
-    kind, tcp_udp = ptype.em_ptype(frame, pkt_len)
-    if kind == ptype.EM_TRUNCATED:
+    kind, tcp_udp = em_ptype(frame, pkt_len)
+    if kind == EM_TRUNCATED:
         return -1, TRUNCATED
-    if kind == ptype.EM_IPV4 and tcp_udp:
+    if kind == EM_IPV4 and tcp_udp:
         if not is_valid_ipv4_pkt(frame, pkt_len):
             return -1, RFC1812_INVALID
-        if pkt_len < ptype.MIN_EM_IPV4:
+        if pkt_len < MIN_EM_IPV4:
             return -1, TRUNCATED
         next_hop = routes.v4.lookup(em.key_of(frame, 4))
-    elif kind == ptype.EM_IPV6 and tcp_udp:
-        if pkt_len < ptype.MIN_EM_IPV6:
+    elif kind == EM_IPV6 and tcp_udp:
+        if pkt_len < MIN_EM_IPV6:
             return -1, TRUNCATED
         next_hop = routes.v6.lookup(em.key_of(frame, 6))
     else:
-        return -1, UNKNOWN_PTYPE if kind == ptype.EM_UNKNOWN else NOT_TCP_UDP
-    return _send(frame, next_hop, portid, kind == ptype.EM_IPV4, setup.ports)
+        return -1, UNKNOWN_PTYPE if kind == EM_UNKNOWN else NOT_TCP_UDP
+    return _send(frame, next_hop, portid, kind == EM_IPV4, setup.ports)
 
 
 def fib_forward(frame: bytearray, pkt_len: int, portid: int, setup) -> tuple[int, int]:
     """Every packet without the IPv4 type is looked up as IPv6 (D10); the default next
     hop (a miss) is the input port; no portmask re-check; RFC 1812 as the multi path."""
-    if pkt_len < ptype.MIN_ETHER:
+    if pkt_len < MIN_ETHER:
         return -1, TRUNCATED
     routes = setup.routes
-    is_v4 = ptype.lpm_ptype(frame) == ptype.IPV4
-    if pkt_len < (ptype.MIN_IPV4_LPM if is_v4 else ptype.MIN_IPV6_LPM):
+    is_v4 = lpm_ptype(frame) == IPV4
+    if pkt_len < (MIN_IPV4_LPM if is_v4 else MIN_IPV6_LPM):
         return -1, TRUNCATED
     if is_v4:
         next_hop = routes.v4.lookup(_ipv4_dst(frame))
