@@ -16,12 +16,20 @@ demo: $(STAMP)
 	$(BIN)/l3fwd-sim run pcaps -o demo-out/multi --pipeline multi
 	$(BIN)/l3fwd-sim run pcaps -o demo-out/simple --pipeline simple
 	@echo "outputs: demo-out/multi/port<N>.pcap, demo-out/simple/port<N>.pcap (+ stats.json)"
+	@echo
+	@echo "== where DPDK's two paths diverge (path_differences.md); compare exits 1 = they differ =="
+	@echo "-- lpm: simple drops non-IP frames, multi sends them back out of their input port (D1)"
+	$(BIN)/l3fwd-sim compare demo-out/simple demo-out/multi --by-layers --max-diffs 2; test $$? -eq 1
+	$(BIN)/l3fwd-sim run pcaps -o demo-out/em-simple --lookup em --pipeline simple --quiet
+	$(BIN)/l3fwd-sim run pcaps -o demo-out/em-multi --lookup em --pipeline multi --quiet
+	@echo "-- em: simple also drops ICMP and other non-TCP/UDP (D2), IPv4 options (D3), IPv6 extension headers (D4)"
+	$(BIN)/l3fwd-sim compare demo-out/em-simple demo-out/em-multi --by-layers --max-diffs 2; test $$? -eq 1
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/bench_run.py --lookup lpm em fib
+	$(BIN)/l3fwd-sim bench -o bench-out
 
 clean:
 	rm -rf $(VENV) demo-out bench-out .pytest_cache .hypothesis

@@ -11,10 +11,21 @@ from .errors import SimError
 from .ports import parse_port_mac, parse_portmask
 from .simulator import LOOKUPS, PIPELINES, RunOptions, find_inputs, run
 from .stats import format_table
+from .testpmd import FORWARD_MODES, TOPOLOGIES, TestpmdOptions, testpmd_run
+
+
+class _Interrupted(Exception):
+    """Ctrl-C during a command, kept away from click (which prints an empty line first)."""
 
 
 class _Group(click.Group):
     """Bad usage and library errors end in one line on stderr and exit status 2."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise _Interrupted() from None
 
     def main(self, *args, **kwargs):
         kwargs["standalone_mode"] = False
@@ -28,7 +39,7 @@ class _Group(click.Group):
         except SimError as err:
             click.echo(f"l3fwd-sim: {err}", err=True)
             sys.exit(2)
-        except (KeyboardInterrupt, click.exceptions.Abort):
+        except (KeyboardInterrupt, click.exceptions.Abort, _Interrupted):
             click.echo("l3fwd-sim: interrupted; no partial output was left", err=True)
             sys.exit(130)
         except OSError as err:
@@ -40,6 +51,38 @@ class _Group(click.Group):
 @click.version_option(package_name="l3fwd-sim")
 def main():
     """Simulate DPDK's dpdk-l3fwd on pcap files, byte for byte."""
+
+
+@main.command("compare")
+@click.argument("a", type=click.Path(path_type=Path))
+@click.argument("b", type=click.Path(path_type=Path))
+@click.option("--max-diffs", type=int, default=5, show_default=True,
+              help="Differences to describe in detail (fields, hexdump), over all ports.")
+@click.option("--timestamps", is_flag=True, help="Compare record timestamps too (ignored by default).")
+@click.option("--ts-tolerance", type=float, metavar="SECONDS",
+              help="Timestamps this close are equal (implies --timestamps; default 0).")
+@click.option("--ignore", multiple=True, metavar="FIELD",
+              help="Mask a field before comparing: scapy's name (IP.ttl, Ether.src, UDP.dport) or "
+                   "frame.len / frame.time. Repeatable.")
+@click.option("--unordered", is_flag=True, help="Compare each port as a multiset of packets.")
+@click.option("--by-layers", is_flag=True,
+              help="Also count the differing packets by kind and layer stack (Ether/Dot1Q/IP/UDP).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
+def compare_command(a, b, max_diffs, timestamps, ts_tolerance, ignore, unordered, by_layers, as_json):
+    """Compare two pcap files, or two directories of port<N>.pcap (A is the reference).
+
+    Exit status 0 when equal, 1 when they differ, 2 on error."""
+    from .compare import CompareOptions, compare_paths
+    report = compare_paths(a, b, CompareOptions(
+        timestamps=timestamps or ts_tolerance is not None,
+        ts_tolerance=ts_tolerance or 0.0,
+        ignore=tuple(ignore),
+        unordered=unordered,
+        max_diffs=max_diffs,
+        by_layers=by_layers,
+    ))
+    click.echo(json.dumps(report.to_dict(), indent=2) if as_json else report.format_text())
+    sys.exit(0 if report.equal else 1)
 
 
 def _progress_printer(quiet: bool):
@@ -77,10 +120,12 @@ def _progress_printer(quiet: bool):
               help="MAC address of PORT, written as source MAC (default 02:70:63:61:70:PORT).")
 @click.option("--rx-burst", type=int, default=32, show_default=True, help="Packets per rx burst (1..512).")
 @click.option("--tx-burst", type=int, default=32, show_default=True, help="Direct-send threshold (1..512).")
+@click.option("--jobs", type=int, default=1, show_default=True,
+              help="Worker processes for one run (output identical to --jobs 1).")
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stats as JSON on stdout.")
 def run_command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipeline, rule_ipv4, rule_ipv6,
-                eth_dest, port_mac, rx_burst, tx_burst, quiet, as_json):
+                eth_dest, port_mac, rx_burst, tx_burst, jobs, quiet, as_json):
     """Forward INPUT pcaps (a directory of port<N>.pcap, or N=FILE) as dpdk-l3fwd would."""
     flags = [mode for mode, flag in (("lpm", lpm_flag), ("em", em_flag)) if flag]
     if len(flags) + (lookup is not None) > 1 and len(set(flags + [lookup] if lookup else flags)) > 1:
@@ -99,6 +144,7 @@ def run_command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipel
         port_mac=dict(parse_port_mac(x, "--port-mac") for x in port_mac),
         rx_burst=rx_burst,
         tx_burst=tx_burst,
+        jobs=jobs,
         progress=_progress_printer(quiet or as_json),
     )
     stats = run(options)
@@ -108,3 +154,124 @@ def run_command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipel
         for warning in stats["warnings"]:
             click.echo(f"l3fwd-sim: warning: {warning}", err=True)
         click.echo(format_table({**stats, "warnings": []}))
+
+
+@main.command("testpmd")
+@click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
+@click.option("-o", "--output", "outdir", required=True, type=click.Path(path_type=Path),
+              help="Output directory: port<N>.pcap per enabled port, stats.json.")
+@click.option("--forward-mode", type=click.Choice(FORWARD_MODES), default="io", show_default=True,
+              help="testpmd's forwarding engine.")
+@click.option("--port-topology", type=click.Choice(TOPOLOGIES), default="paired", show_default=True,
+              help="Which port each port's stream transmits on (icmpecho always replies on the RX port).")
+@click.option("--burst", type=int, default=32, show_default=True, help="Packets per rx burst (1..512).")
+@click.option("--eth-peer", "eth_peer", multiple=True, metavar="PORT,MAC",
+              help="Peer MAC of PORT, the destination mac mode writes (default 02:00:00:00:00:PORT).")
+@click.option("--port-mac", "port_mac", multiple=True, metavar="PORT,MAC",
+              help="MAC address of PORT (default 02:70:63:61:70:PORT, as net_pcap reports).")
+@click.option("-p", "--portmask", help="Hex mask of forwarding ports (default: ports with an input).")
+@click.option("--quiet", is_flag=True, help="Print nothing but errors.")
+@click.option("--json", "as_json", is_flag=True, help="Print the stats as JSON on stdout.")
+def testpmd_command(inputs, outdir, forward_mode, port_topology, burst, eth_peer, port_mac, portmask,
+                    quiet, as_json):
+    """Forward INPUT pcaps (a directory of port<N>.pcap, or N=FILE) as dpdk-testpmd's
+    io, mac, macswap, 5tswap or icmpecho engine would."""
+    stats = testpmd_run(TestpmdOptions(
+        inputs=find_inputs(list(inputs)),
+        outdir=outdir,
+        forward_mode=forward_mode,
+        port_topology=port_topology,
+        burst=burst,
+        portmask=parse_portmask(portmask) if portmask else None,
+        eth_peer=dict(parse_port_mac(x, "--eth-peer") for x in eth_peer),
+        port_mac=dict(parse_port_mac(x, "--port-mac") for x in port_mac),
+        progress=_progress_printer(quiet or as_json),
+    ))
+    if as_json:
+        click.echo(json.dumps(stats, indent=2))
+    elif not quiet:
+        for warning in stats["warnings"]:
+            click.echo(f"l3fwd-sim: warning: {warning}", err=True)
+        click.echo(format_table({**stats, "warnings": []}))
+
+
+_PATTERN_ONLY = ("ports", "count", "size", "proto", "port_map", "rule_ipv4", "rule_ipv6")
+
+
+@main.command("generate")
+@click.argument("pattern", required=False)
+@click.option("-o", "--output", "outdir", required=True, type=click.Path(path_type=Path),
+              help="Output directory: port<N>.pcap per input port (ready for 'l3fwd-sim run DIR').")
+@click.option("--streams", type=click.Path(path_type=Path), help="TOML stream file, instead of a PATTERN.")
+@click.option("--ports", type=int, default=4, show_default=True, help="Input ports to generate.")
+@click.option("--count", type=int, default=1000, show_default=True, help="Packets per port.")
+@click.option("--size", default="64", show_default=True,
+              help="Size on the wire (FCS included): N, A-B (uniform random) or imix (64/570/1518 at 7:4:1).")
+@click.option("--rate", type=float, help="Packets per second per port; timestamps 1/rate apart [default: 1000000].")
+@click.option("--seed", type=int, help="Seed of random patterns, sizes, fields and orders [default: 1].")
+@click.option("--proto", type=click.Choice(["udp", "tcp"]), default="udp", show_default=True,
+              help="L4 protocol of the patterns.")
+@click.option("--map", "port_map", metavar="MAP",
+              help="Output port of each input port: 0:1,1:0,... or 1,0,3,2 [default: p -> p^1].")
+@click.option("--rule_ipv4", "--rule-ipv4", "rule_ipv4", type=click.Path(path_type=Path),
+              help="Choose IPv4 destinations that route as intended under this l3fwd rule file (LPM or EM).")
+@click.option("--rule_ipv6", "--rule-ipv6", "rule_ipv6", type=click.Path(path_type=Path),
+              help="The same for IPv6.")
+@click.option("--progress", is_flag=True, help="Draw a progress bar on stderr (when it is a terminal).")
+@click.option("--quiet", is_flag=True, help="Print nothing but errors.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stdout.")
+@click.pass_context
+def generate_command(ctx, pattern, outdir, streams, ports, count, size, rate, seed, proto, port_map,
+                     rule_ipv4, rule_ipv6, progress, quiet, as_json):
+    """Write test traffic: PATTERN (IPV4-CONT-BURST, IPV6-CONT-BURST, IPV4/IPV6-CONT-BURST,
+    IPV4-<K>STREAMSX<G>, IPV6-<K>STREAMSX<G>, random, malformed) or --streams FILE."""
+    from .generate import GenerateOptions, generate    # scapy and numpy set-up only for this command
+
+    if streams is not None:
+        given = [name for name in _PATTERN_ONLY
+                 if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
+        if pattern is not None or given:
+            what = f"PATTERN {pattern!r}" if pattern is not None else f"--{given[0].replace('_', '-')}"
+            raise SimError(f"--streams takes everything from the stream file; {what} does not apply")
+    elif pattern is None:
+        raise SimError("generate needs a PATTERN or --streams FILE")
+    summary = generate(GenerateOptions(
+        outdir=outdir, pattern=pattern, streams=streams, ports=ports, count=count, size=size, proto=proto,
+        port_map=port_map, rule_ipv4=rule_ipv4, rule_ipv6=rule_ipv6, rate=rate, seed=seed,
+        progress=_progress_printer(quiet=not progress or quiet or as_json)))
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+        return
+    if quiet:
+        return
+    for warning in summary["warnings"]:
+        click.echo(f"l3fwd-sim: warning: {warning}", err=True)
+    for port, info in summary["ports"].items():
+        click.echo(f"{info['file']}: {info['packets']} packets, {info['bytes']} bytes")
+    click.echo(f"{summary['packets']} packets in {summary['elapsed_seconds']:.2f} s "
+               f"({summary['mpps']:.2f} Mpps)")
+
+
+@main.command("bench")
+@click.option("--count", type=int, default=1_000_000, show_default=True, help="Packets per pattern (4 ports).")
+@click.option("--lookup", "lookups", multiple=True, type=click.Choice(["lpm", "em", "fib"]),
+              help="Lookup methods to measure (repeatable; default lpm and em).")
+@click.option("-o", "--output", "outdir", type=click.Path(path_type=Path), default=Path("bench-out"),
+              show_default=True, help="Keeps the traffic, outputs, bench.json and bench.png.")
+@click.option("--jobs", type=int, default=1, show_default=True, help="Worker processes per run.")
+@click.option("--no-testpmd", is_flag=True, help="Skip the testpmd io/macswap comparison.")
+@click.option("--json", "as_json", is_flag=True, help="Print bench.json on stdout.")
+def bench_command(count, lookups, outdir, jobs, no_testpmd, as_json):
+    """Re-run the 2014 l3fwd experiment: five traffic patterns, both pipelines."""
+    from .bench import HEADER, BenchOptions, bench, format_table, plot
+    if not as_json:
+        click.echo(HEADER)
+    result = bench(BenchOptions(count=count, lookups=tuple(lookups) or ("lpm", "em"), outdir=outdir, jobs=jobs,
+                                testpmd=not no_testpmd, progress=None if as_json else click.echo))
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    click.echo("\n".join(format_table(result).splitlines()[2 + len(result["rows"]):]))
+    if plot(result, outdir / "bench.png"):
+        click.echo(f"chart: {outdir / 'bench.png'}")
+    click.echo(f"results: {outdir / 'bench.json'}")

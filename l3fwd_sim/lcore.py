@@ -1,33 +1,68 @@
 """The lcore's main loop over a range of polling rounds: read a super-burst, forward
-it, account for TX, write it out (l3fwd's ``lpm_main_loop`` / ``em_main_loop``)."""
+it, account for TX, write it out (l3fwd's ``lpm_main_loop``, testpmd's ``run_pkt_fwd_on_lcore``).
+Shared by ``run`` and ``testpmd``, and by ``--jobs`` workers."""
 from __future__ import annotations
 
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
-import numpy as np
-
+from .errors import SimError
 from .output import PortOutputs
 from .pcap import PcapReader
 from .polling import poll
-from .ports import MAX_PORTS
 from .stats import RunStats
-from .tx import same_port_runs
 
 
-def forward_rounds(opt, setup, forward, outdir: Path, tx_ports: list[int], nanosecond: bool,
-                   stats: RunStats, tx, rounds: tuple[int, int | None] = (0, None)) -> None:
-    """Forward polling rounds ``rounds`` of ``opt.inputs`` into ``outdir/port<N>.pcap``
+@dataclass
+class Lcore:
+    """What one lcore's loop needs: the input pcap of each RX port, the rx burst, how a
+    super-burst is forwarded (``forward(batch, timer) -> (dest, reason)``) and how its
+    transmission is accounted for (``account(tx, batch, dest)``, optional)."""
+    inputs: dict[int, Path]
+    rx_burst: int
+    forward: Callable
+    tx_ports: list[int]
+    nanosecond: bool
+    account: Callable | None = None
+    chunk_packets: int = 65536
+    progress: Callable[[int, int], None] | None = None
+
+
+def prepare_outdir(inputs: dict[int, Path], outdir: Path, tx_ports: list[int]) -> bool:
+    """Open every input once, so that a bad file fails the run before any output is
+    written; create ``outdir``; refuse outputs that would overwrite an input. Returns
+    whether outputs get nanosecond timestamps (any input has them)."""
+    nanosecond = False
+    for path in inputs.values():
+        reader = PcapReader(path)
+        nanosecond |= reader.nanosecond
+        reader.close()
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise SimError(f"{outdir}: cannot create output directory: {err.strerror}") from None
+    resolved = {p.resolve() for p in inputs.values()}
+    for output in [outdir / f"port{port}.pcap" for port in tx_ports] + [outdir / "stats.json"]:
+        if output.resolve() in resolved:
+            raise SimError(f"{output}: output would overwrite an input; choose another -o")
+    return nanosecond
+
+
+def forward_rounds(lcore: Lcore, outdir: Path, stats: RunStats, tx=None,
+                   rounds: tuple[int, int | None] = (0, None)) -> None:
+    """Forward polling rounds ``rounds`` of the inputs into ``outdir/port<N>.pcap``
     (committed only if everything went well), counting into ``stats`` and ``tx`` (a
-    TxModel, or a TxLog in a worker)."""
+    TxModel, or a TxLog in a ``--jobs`` worker)."""
     readers: dict[int, PcapReader] = {}
     try:
-        for port, path in sorted(opt.inputs.items()):
+        for port, path in sorted(lcore.inputs.items()):
             readers[port] = PcapReader(path)
-        outputs = PortOutputs(outdir, tx_ports, nanosecond)
+        outputs = PortOutputs(outdir, lcore.tx_ports, lcore.nanosecond)
         try:
-            _loop(opt, poll(readers, opt.rx_burst, opt.chunk_packets, rounds), setup, forward, outputs, stats, tx)
+            _loop(lcore, poll(readers, lcore.rx_burst, lcore.chunk_packets, rounds), outputs, stats, tx)
             outputs.commit()
         except BaseException:
             outputs.abort()
@@ -35,14 +70,14 @@ def forward_rounds(opt, setup, forward, outdir: Path, tx_ports: list[int], nanos
     finally:
         for reader in readers.values():
             reader.close()
-    for reader in readers.values():
-        if reader.truncated_at is not None:
-            stats.warnings.append(f"{reader.path}: last record cut short at offset {reader.truncated_at}; "
-                                  "it was ignored")
+    if rounds[1] is None:     # only the range that reads to the end reports a cut-short input (once)
+        for port, reader in readers.items():
+            if (warning := reader.cut_short()) is not None:
+                stats.input_cut_short(port, warning)
 
 
-def _loop(opt, batches, setup, forward, outputs: PortOutputs, stats: RunStats, tx) -> None:
-    total_bytes = sum(Path(p).stat().st_size for p in opt.inputs.values())
+def _loop(lcore: Lcore, batches, outputs: PortOutputs, stats: RunStats, tx) -> None:
+    total_bytes = sum(Path(p).stat().st_size for p in lcore.inputs.values())
     done_bytes = 0
 
     @contextmanager
@@ -56,16 +91,13 @@ def _loop(opt, batches, setup, forward, outputs: PortOutputs, stats: RunStats, t
             batch = next(batches, None)
         if batch is None:
             break
-        dest, reason = forward(batch, setup, timer)
+        dest, reason = lcore.forward(batch, timer)
         with timer("tx"):
-            if opt.pipeline == "multi":
-                tx.send_runs(*same_port_runs(dest, batch.burst))
-            else:
-                counts = np.bincount(dest[dest >= 0], minlength=MAX_PORTS)
-                tx.send_single({p: int(counts[p]) for p in outputs.writers if counts[p]})
+            if lcore.account:
+                lcore.account(tx, batch, dest)
             stats.count(batch.in_port, reason, dest)
         with timer("write"):
             outputs.write(batch, dest)
-        if opt.progress:
+        if lcore.progress:
             done_bytes += int(batch.caplen.sum()) + 16 * len(batch)
-            opt.progress(done_bytes, total_bytes)
+            lcore.progress(min(done_bytes, total_bytes), total_bytes)

@@ -13,11 +13,12 @@ import multiprocessing
 import shutil
 import struct
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from .atomic import AtomicFile
 from .errors import SimError
-from .lcore import forward_rounds
+from .lcore import Lcore, forward_rounds
 from .stats import RunStats
 from .tx import TxLog, TxModel
 
@@ -39,11 +40,11 @@ def estimated_rounds(inputs: dict, rx_burst: int) -> int:
     return -(-longest // rx_burst)
 
 
-def _worker(conn, opt, setup, forward, segdir, tx_ports, nanosecond, rounds) -> None:
+def _worker(conn, lcore: Lcore, segdir: Path, rx_ports: list[int], rounds) -> None:
     try:
-        stats = RunStats(sorted(opt.inputs), tx_ports)
+        stats = RunStats(rx_ports, lcore.tx_ports)
         log = TxLog()
-        forward_rounds(opt, setup, forward, segdir, tx_ports, nanosecond, stats, log, rounds)
+        forward_rounds(lcore, segdir, stats, log, rounds)
         conn.send(("ok", stats, log))
     except SimError as err:
         conn.send(("error", str(err), None))
@@ -53,20 +54,21 @@ def _worker(conn, opt, setup, forward, segdir, tx_ports, nanosecond, rounds) -> 
         conn.close()
 
 
-def run_jobs(opt, setup, forward, tx_ports: list[int], nanosecond: bool, stats: RunStats) -> TxModel:
-    jobs = opt.jobs
-    total = estimated_rounds(opt.inputs, opt.rx_burst)
+def run_jobs(lcore: Lcore, jobs: int, outdir: Path, stats: RunStats, tx_model: TxModel) -> None:
+    """Forward with ``jobs`` worker processes into ``outdir``, counting into ``stats``
+    and ``tx_model`` exactly as one process would."""
+    total = estimated_rounds(lcore.inputs, lcore.rx_burst)
     bounds = [total * k // jobs for k in range(jobs)] + [None]
+    worker_lcore = replace(lcore, progress=None)
     ctx = multiprocessing.get_context("fork")     # workers inherit the built tables
-    with tempfile.TemporaryDirectory(prefix=".jobs-", dir=opt.outdir) as tmp:
+    with tempfile.TemporaryDirectory(prefix=".jobs-", dir=outdir) as tmp:
         segdirs = [Path(tmp) / str(k) for k in range(jobs)]
         workers = []
         for k, segdir in enumerate(segdirs):
             segdir.mkdir()
             receive, send = ctx.Pipe(duplex=False)
-            process = ctx.Process(target=_worker, daemon=True, args=(send, opt.__class__(**{
-                **vars(opt), "progress": None}), setup, forward, segdir, tx_ports, nanosecond,
-                (bounds[k], bounds[k + 1])))
+            process = ctx.Process(target=_worker, daemon=True,
+                                  args=(send, worker_lcore, segdir, stats.rx_ports, (bounds[k], bounds[k + 1])))
             process.start()
             send.close()
             workers.append((process, receive))
@@ -80,13 +82,11 @@ def run_jobs(opt, setup, forward, tx_ports: list[int], nanosecond: bool, stats: 
         for status, payload, _ in results:
             if status != "ok":
                 raise SimError(payload)
-        tx_model = TxModel(tx_ports, opt.rx_burst, opt.tx_burst)
         for _, worker_stats, log in results:
             stats.merge(worker_stats)
             log.replay(tx_model)
-        for port in tx_ports:
-            _concatenate(opt.outdir / f"port{port}.pcap", [d / f"port{port}.pcap" for d in segdirs])
-    return tx_model
+        for port in lcore.tx_ports:
+            _concatenate(outdir / f"port{port}.pcap", [d / f"port{port}.pcap" for d in segdirs])
 
 
 def _concatenate(path: Path, segments: list[Path]) -> None:

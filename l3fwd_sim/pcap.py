@@ -1,12 +1,28 @@
-"""Classic pcap reading and writing for the data path (numpy, no scapy).
+"""Capture reading and writing for the data path (numpy, no scapy).
 
-Reading streams a file through one reused buffer, so memory stays bounded whatever
-the file size. Records are parsed in two ways: runs of records that all have the same
+Reading accepts what libpcap (and so DPDK's net_pcap) reads: classic pcap in either
+byte order with µs or ns timestamps, and pcapng (``pcapng.py``), either of them
+gzip-compressed (recognised by its magic bytes, whatever the file is called). Records
+are handed out as libpcap hands them to net_pcap: a captured length above the file's
+snaplen is cut to the snaplen (``sf-pcap.c`` reads the whole record, then reports the
+snapshot length as the captured length), the wire length is kept. Frames are Ethernet; an Ethernet file
+whose link-type field says an FCS of N bytes is present (libpcap's
+``LT_FCS_LENGTH_PRESENT``) has the FCS removed (:func:`strip_fcs`); a few other link
+types are turned into Ethernet (``linktypes.py``); any other is refused.
+
+A file is streamed through one reused buffer, so memory stays bounded whatever the
+file size. Records are parsed in two ways: runs of records that all have the same
 captured length (the usual case for generated traffic) are taken with one strided
 numpy view; anything else is walked with a tight ``struct.unpack_from`` loop
 (design-notes §4). A batch hands out the first ``HEAD_BYTES`` bytes of every packet
 as an owned ``(n, HEAD_BYTES)`` array (every byte any l3fwd path reads or writes lies
-there) plus where the rest of each packet lies in the read buffer.
+there) plus where each packet lies in the read buffer: its bytes are always
+``block[offset:offset + caplen]``.
+
+Damage: a file that ends inside a record yields every complete record and remembers
+where the cut one starts (``truncated_at``, reported by :meth:`PcapReader.cut_short`);
+a captured length above libpcap's 256 KiB limit, or any other inconsistency that makes
+the rest of the file unreadable, is a :class:`SimError` naming the file and the offset.
 
 Writing goes to a temporary file in the output directory that is renamed into place
 by ``commit()``, so an interrupted run never leaves a half-written pcap.
@@ -16,6 +32,7 @@ from __future__ import annotations
 import gc
 import os
 import struct
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,15 +40,18 @@ import numpy as np
 
 from .atomic import AtomicFile
 from .errors import SimError
+from .linktypes import ETHERNET as LINKTYPE_ETHERNET, Conversion, conversion
 
 HEAD_BYTES = 64          # covers the IPv6 EM key (frame bytes 18..57)
 MAX_CAPLEN = 262144      # libpcap's MAXIMUM_SNAPLEN: a larger record is damage, not data
-LINKTYPE_ETHERNET = 1
 _BLOCK = 8 << 20
 _MAGIC = {0xA1B2C3D4: False, 0xA1B23C4D: True}   # magic -> nanosecond timestamps
-_PCAPNG = 0x0A0D0D0A
-_LINKTYPE_NAMES = {0: "BSD loopback", 101: "raw IP", 105: "802.11", 113: "Linux cooked (SLL)",
-                   127: "802.11 radiotap", 228: "raw IPv4", 229: "raw IPv6", 276: "Linux cooked v2 (SLL2)"}
+PCAPNG_MAGIC = 0x0A0D0D0A                          # a pcapng Section Header Block
+_GZIP_MAGIC = b"\x1f\x8b"
+_OTHER_FORMATS = {b"\x28\xb5\x2f\xfd": "zstd-compressed", b"BZh": "bzip2-compressed",
+                  b"\xfd7zXZ\x00": "xz-compressed", b"\x04\x22\x4d\x18": "lz4-compressed",
+                  b"\xa1\xb2\xcd\x34": "a modified (Kuznetzov) pcap", b"\x34\xcd\xb2\xa1": "a modified (Kuznetzov) pcap"}
+_LT_FCS_PRESENT = 0x04000000  # libpcap pcap-common.h: FCS length in the top 4 bits, in 16-bit words
 
 
 @dataclass
@@ -51,18 +71,149 @@ class RecordBatch:
         return len(self.caplen)
 
 
+def strip_fcs(caplen: np.ndarray, wirelen: np.ndarray, fcs) -> tuple[np.ndarray, np.ndarray]:
+    """Remove a trailing FCS of ``fcs`` bytes (scalar or per record). The FCS is the last
+    ``fcs`` bytes of the frame on the wire: the wire length loses them; a frame captured
+    whole (caplen >= wirelen) loses its last ``fcs`` captured bytes; a snaplen-cut frame
+    keeps what it has before the FCS. Lengths never go below 0."""
+    frame_end = np.maximum(caplen, wirelen) - fcs
+    return np.clip(np.minimum(caplen, frame_end), 0, None), np.clip(wirelen - fcs, 0, None)
+
+
+def frame_heads(buf: np.ndarray, offsets: np.ndarray, caplen: np.ndarray) -> np.ndarray:
+    """Owned copies of the first HEAD_BYTES bytes of each frame, zero past its end."""
+    heads = np.lib.stride_tricks.sliding_window_view(buf, HEAD_BYTES)[offsets]
+    short = caplen < HEAD_BYTES
+    if short.any():
+        heads[short] *= (np.arange(HEAD_BYTES) < caplen[short, None])
+    return heads
+
+
+def libpcap_snaplen(snaplen: int) -> int:
+    """``pcapint_adjust_snapshot``: 0 or anything above the maximum means the maximum."""
+    return snaplen if 0 < snaplen <= MAX_CAPLEN else MAX_CAPLEN
+
+
+class _Gunzip:
+    """Decompressed bytes of a gzip file (members one after another, zero padding
+    after the last one allowed, as gzip itself reads them). Unlike ``gzip.GzipFile``
+    it keeps every byte decompressed before the data ends early (``cut`` is then set)
+    or turns out to be damaged (``zlib.error``)."""
+
+    _STEP = 1 << 20
+
+    def __init__(self, raw):
+        self._raw = raw
+        self._inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)   # gzip wrapper: header and CRC checked
+        self._input = b""
+        self._out = memoryview(b"")
+        self.cut = False
+
+    def _more(self) -> bytes:
+        """The next decompressed piece; b"" at the end of the data."""
+        while True:
+            if self._inflate.eof:                        # a member ended: another one, padding or the end
+                self._input = (self._inflate.unused_data + self._input).lstrip(b"\0")
+                while not self._input:
+                    chunk = self._raw.read(1 << 16)
+                    if not chunk:
+                        return b""
+                    self._input = chunk.lstrip(b"\0")
+                self._inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            if not self._input:
+                self._input = self._raw.read(1 << 16)
+                if not self._input:
+                    self.cut = True                      # no end-of-stream marker
+                    return b""
+            out = self._inflate.decompress(self._input, self._STEP)
+            self._input = self._inflate.unconsumed_tail
+            if out:
+                return out
+
+    def readinto(self, view) -> int:
+        if not self._out:
+            self._out = memoryview(self._more())
+        n = min(len(view), len(self._out))
+        view[:n] = self._out[:n]
+        self._out = self._out[n:]
+        return n
+
+    def peek(self, n: int) -> bytes:
+        while len(self._out) < n:
+            more = self._more()
+            if not more:
+                break
+            self._out = memoryview(bytes(self._out) + more)
+        return bytes(self._out[:n])
+
+    def close(self) -> None:
+        self._out = memoryview(b"")
+
+
+class _Source:
+    """The open file, seen through gzip when it starts with gzip's magic bytes."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        try:
+            self.raw = open(path, "rb")
+            self.gzip = self.raw.peek(2)[:2] == _GZIP_MAGIC
+        except OSError as err:
+            raise SimError(f"{path}: cannot open: {err.strerror}") from None
+        self.file = _Gunzip(self.raw) if self.gzip else self.raw
+        try:
+            self.magic = self.file.peek(6)[:6]
+        except (OSError, zlib.error) as err:
+            self.close()
+            raise SimError(f"{path}: not a readable gzip file ({err})") from None
+
+    @property
+    def cut(self) -> bool:
+        """The compressed data ended before its end-of-stream marker."""
+        return self.gzip and self.file.cut
+
+    def close(self) -> None:
+        self.file.close()
+        self.raw.close()
+
+
 class PcapReader:
-    """Streaming reader of a classic pcap file (either byte order, µs or ns stamps)."""
+    """Streaming reader of a capture file: classic pcap here, pcapng in ``pcapng.py``
+    (``PcapReader(path)`` returns a :class:`~l3fwd_sim.pcapng.PcapngReader` for one)."""
+
+    _MIN_RECORD = 16     # smallest record: a classic record header
+    _FRONT = 0           # free bytes kept before the unparsed data when compacting
+
+    def __new__(cls, path: str | os.PathLike):
+        source = _Source(Path(path))
+        if cls is PcapReader and int.from_bytes(source.magic[:4], "little") == PCAPNG_MAGIC:
+            from .pcapng import PcapngReader
+            cls = PcapngReader
+        self = super().__new__(cls)
+        self._source = source      # opened once: the input may be a pipe
+        return self
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
-        try:
-            self._file = open(self.path, "rb")
-        except OSError as err:
-            raise SimError(f"{self.path}: cannot open: {err.strerror}") from None
-        header = self._file.read(24)
-        if len(header) >= 4 and int.from_bytes(header[:4], "little") == _PCAPNG:
-            self._fail("pcapng is not supported yet; convert with 'editcap -F pcap IN OUT'")
+        self._file = self._source.file
+        self.gzip = self._source.gzip
+        self._buf = np.zeros(_BLOCK + HEAD_BYTES, np.uint8)  # slack keeps head views in bounds
+        self._start = self._end = 0       # unparsed bytes are _buf[_start:_end]
+        self._file_pos = 0                # file offset (of the decompressed data) of _buf[_start]
+        self._eof = False
+        self._stream_cut = False          # gzip data ended before its end-of-stream marker
+        self.truncated_at: int | None = None  # file offset of a record cut short by EOF
+        self.nanosecond = False
+        self._open()
+
+    @property
+    def format(self) -> str:
+        return "pcap" + (" (gzip)" if self.gzip else "")
+
+    def _open(self) -> None:
+        """Parse the classic pcap file header."""
+        self._fill(24)
+        header = bytes(self._buf[:min(self._end, 24)])
         if len(header) < 24:
             self._fail("not a pcap file (shorter than the 24-byte file header)")
         for order in "<>":
@@ -70,35 +221,50 @@ class PcapReader:
             if magic in _MAGIC:
                 break
         else:
-            self._fail(f"not a pcap file (magic 0x{header[:4].hex()})")
+            what = next((name for m, name in _OTHER_FORMATS.items() if header.startswith(m)), None)
+            self._fail(f"{what} file: not supported" if what else
+                       f"not a pcap or pcapng file (magic 0x{header[:4].hex()})")
         self.nanosecond = _MAGIC[magic]
         self._order = order
         self.snaplen, network = struct.unpack(order + "II", header[16:24])
-        self.linktype = network & 0x0FFFFFFF
+        self._snap = libpcap_snaplen(self.snaplen)
+        self.linktype = network & 0xFFFF                                   # libpcap LT_LINKTYPE
+        self._fcs = 2 * (network >> 28) if network & _LT_FCS_PRESENT else 0
         if self.linktype != LINKTYPE_ETHERNET:
-            name = _LINKTYPE_NAMES.get(self.linktype, "unknown")
-            self._fail(f"link type {self.linktype} ({name}) is not supported; only Ethernet (1) is")
+            self._fcs = 0
+        try:
+            self._link: Conversion | None = conversion(self.linktype)
+        except ValueError as err:
+            self._fail(str(err))
+        # The strided fast path takes records exactly as stored; anything to adjust goes
+        # through the walk.
+        self._plain = self._link is None and not self._fcs
         self._unpack = struct.Struct(order + "IIII").unpack_from
         self._u4 = np.dtype(order + "u4")
-        self._buf = np.zeros(_BLOCK + HEAD_BYTES, np.uint8)  # slack keeps head views in bounds
-        self._start = self._end = 0       # unparsed bytes are _buf[_start:_end]
-        self._file_pos = 24               # file offset of _buf[_start]
-        self._eof = False
-        self.truncated_at: int | None = None  # file offset of a record cut short by EOF
+        self._advance(24)
 
     def _fail(self, what: str, offset: int | None = None):
-        self._file.close()
-        where = f"{self.path}" if offset is None else f"{self.path}: offset {offset}"
+        self.close()
+        where = f"{self.path}" if offset is None else \
+            f"{self.path}: offset {offset}{' of the uncompressed data' if self.gzip else ''}"
         raise SimError(f"{where}: {what}")
 
     def close(self) -> None:
-        self._file.close()
+        self._source.close()
+
+    def cut_short(self) -> str | None:
+        """A one-line warning if the file ends inside a record, else ``None``."""
+        if self.truncated_at is None:
+            return None
+        where = f"offset {self.truncated_at}{' of the uncompressed data' if self.gzip else ''}"
+        what = "the gzip data ends early" if self._stream_cut else "the last record is cut short"
+        return f"{self.path}: {what} at {where}; every complete record before it was read"
 
     def _compact(self) -> None:
         """Drop parsed bytes (the previous batch is dead) by moving the rest to the front."""
         remaining = self._end - self._start
-        self._buf[:remaining] = self._buf[self._start:self._end]
-        self._start, self._end = 0, remaining
+        self._buf[self._FRONT:self._FRONT + remaining] = self._buf[self._start:self._end]
+        self._start, self._end = self._FRONT, self._FRONT + remaining
 
     def _fill(self, need: int) -> None:
         """Make at least ``need`` unparsed bytes available unless the file ends first.
@@ -114,20 +280,25 @@ class PcapReader:
         limit = min(len(self._buf) - HEAD_BYTES, max(want, self._end + (1 << 20)))
         view = memoryview(self._buf)[:limit]
         while self._end < want and not self._eof:
-            got = self._file.readinto(view[self._end:])
+            try:
+                got = self._file.readinto(view[self._end:])
+            except (OSError, zlib.error) as err:     # I/O error, damaged gzip data
+                self._fail(f"cannot read: {getattr(err, 'strerror', None) or err}",
+                           self._file_pos + self._end - self._start)
             if not got:
                 self._eof = True
+                self._stream_cut = self._source.cut
             self._end += got
 
     def read(self, max_records: int) -> RecordBatch:
         """Return up to ``max_records`` further records (fewer only at end of file)."""
-        parts: list[tuple] = []      # (offsets, caplen, wirelen, sec, frac, heads) per run of records
+        parts: list[tuple] = []      # (offsets, caplen, wirelen, ts_ns, heads) per run of records
         count = 0
         self._compact()
-        self._fill(min(_BLOCK, max_records * 96))
+        self._fill(min(len(self._buf) - HEAD_BYTES - self._start, max_records * 96))
         while count < max_records:
-            self._fill(16)
-            if self._end - self._start < 16:
+            self._fill(self._MIN_RECORD)
+            if self._end - self._start < self._MIN_RECORD:
                 break
             taken = self._take_fixed_run(max_records - count, parts)
             if taken < 16:
@@ -135,7 +306,8 @@ class PcapReader:
             if not taken:
                 break
             count += taken
-        if self._eof and self._start < self._end and count < max_records and self.truncated_at is None:
+        if self._eof and count < max_records and self.truncated_at is None and \
+                (self._start < self._end or self._stream_cut):
             self.truncated_at = self._file_pos
         return self._batch(parts)
 
@@ -149,7 +321,11 @@ class PcapReader:
     def _take_fixed_run(self, limit: int, parts: list) -> int:
         """Take the longest run of records with the first one's captured length: one
         strided view gives all their record headers and frame heads."""
+        if not self._plain:
+            return 0
         cap = self._record_header(self._start)[2]
+        if cap > self._snap:
+            return 0
         stride = 16 + cap
         self._fill(min(limit * stride, _BLOCK))
         n = min(limit, (self._end - self._start) // stride)
@@ -165,8 +341,9 @@ class PcapReader:
         if width < HEAD_BYTES:                 # short frames: a zero-padded copy
             heads = np.pad(heads, ((0, 0), (0, HEAD_BYTES - width)))
         hdr = hdr[:n].astype(np.int64)
+        ts_ns = hdr[:, 0] * 1_000_000_000 + hdr[:, 1] * (1 if self.nanosecond else 1000)
         parts.append((self._start + 16 + stride * np.arange(n, dtype=np.int64),
-                      hdr[:, 2], hdr[:, 3], hdr[:, 0], hdr[:, 1], heads))
+                      hdr[:, 2], hdr[:, 3], ts_ns, heads))
         self._advance(stride * n)
         return n
 
@@ -188,14 +365,22 @@ class PcapReader:
             f.append(frac)
             self._advance(16 + cap)
         if s:
-            offsets, caplen = np.array(s, np.int64), np.array(c, np.int64)
-            heads = np.lib.stride_tricks.sliding_window_view(self._buf, HEAD_BYTES)[offsets]
-            short = caplen < HEAD_BYTES
-            if short.any():
-                heads[short] *= (np.arange(HEAD_BYTES) < caplen[short, None])
-            parts.append((offsets, caplen, np.array(w, np.int64), np.array(t, np.int64), np.array(f, np.int64),
-                          heads))
+            ts_ns = np.array(t, np.int64) * 1_000_000_000 + np.array(f, np.int64) * (1 if self.nanosecond else 1000)
+            self._add_walked(parts, np.array(s, np.int64), np.array(c, np.int64), np.array(w, np.int64), ts_ns,
+                             self._snap, self._fcs, [(self._link, slice(None))] if self._link else [])
         return len(s)
+
+    def _add_walked(self, parts: list, offsets, caplen, wirelen, ts_ns, snap, fcs, conversions) -> None:
+        """Records as libpcap hands them over, as Ethernet: the snaplen cut, the FCS
+        removed, other link types converted (``conversions``: (Conversion, rows) pairs);
+        then their heads. ``snap`` and ``fcs`` are scalars or per-record arrays."""
+        caplen = np.minimum(caplen, snap)
+        if np.any(fcs):
+            caplen, wirelen = strip_fcs(caplen, wirelen, fcs)
+        for link, rows in conversions:
+            offsets[rows], caplen[rows], wirelen[rows] = link.to_ethernet(
+                self._buf, offsets[rows], caplen[rows], wirelen[rows])
+        parts.append((offsets, caplen, wirelen, ts_ns, frame_heads(self._buf, offsets, caplen)))
 
     def _advance(self, nbytes: int) -> None:
         self._start += nbytes
@@ -205,9 +390,8 @@ class PcapReader:
         if not parts:
             empty = np.zeros(0, np.int64)
             return RecordBatch(np.zeros((0, HEAD_BYTES), np.uint8), empty, empty, empty, self._buf, empty)
-        offsets, caplen, wirelen, sec, frac, heads = (
+        offsets, caplen, wirelen, ts_ns, heads = (
             parts[0] if len(parts) == 1 else [np.concatenate(column) for column in zip(*parts)])
-        ts_ns = sec * 1_000_000_000 + frac * (1 if self.nanosecond else 1000)
         return RecordBatch(heads, caplen, wirelen, ts_ns, self._buf, offsets)
 
 
@@ -257,10 +441,11 @@ class PcapWriter:
         """Append records laid out as :func:`record_headers` describes."""
         if not len(rows):
             return
+        first = int(caplen[0])
         if tails:
             self._write_with_tails(rows, caplen, tails)
-        elif (caplen == HEAD_BYTES).all():
-            self._file.write(rows)
+        elif (caplen == first).all():          # fixed-size frames: rows cut to one width
+            self._file.write(rows if first == HEAD_BYTES else np.ascontiguousarray(rows[:, :16 + first]))
         else:
             self._file.write(rows[np.arange(RECORD_ROW) < 16 + caplen[:, None]])
         self.packets += len(rows)

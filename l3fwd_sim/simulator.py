@@ -14,14 +14,13 @@ from pathlib import Path
 from typing import Callable
 
 from .errors import SimError
-from .lcore import forward_rounds
+from .lcore import Lcore, forward_rounds, prepare_outdir
 from .parallel import run_jobs
-from .pcap import PcapReader
 from .pipelines import Forwarding, pipeline
 from .ports import MAX_PORTS, PortConfig, ports_of
 from .routing import load_routes
 from .stats import RunStats, write_json_atomic
-from .tx import TxModel
+from .tx import TxModel, account_multi, account_simple
 
 LOOKUPS = ("lpm", "em", "fib")
 PIPELINES = ("simple", "multi")
@@ -97,24 +96,6 @@ def _validate(opt: RunOptions) -> int:
     return portmask
 
 
-def _check_inputs(opt: RunOptions) -> bool:
-    """Open every input once, so that a bad file fails the run before any output is
-    written; returns whether outputs get nanosecond timestamps (any input has them)."""
-    nanosecond = False
-    for path in opt.inputs.values():
-        reader = PcapReader(path)
-        nanosecond |= reader.nanosecond
-        reader.close()
-    return nanosecond
-
-
-def _refuse_overwriting_inputs(opt: RunOptions, tx_ports: list[int]) -> None:
-    inputs = {p.resolve() for p in opt.inputs.values()}
-    for output in [opt.outdir / f"port{port}.pcap" for port in tx_ports] + [opt.outdir / "stats.json"]:
-        if output.resolve() in inputs:
-            raise SimError(f"{output}: output would overwrite an input; choose another -o")
-
-
 def run(opt: RunOptions) -> dict:
     """Forward the inputs as dpdk-l3fwd would; write ``port<N>.pcap`` for every enabled
     port and ``stats.json`` into ``opt.outdir``; return the stats as a dict."""
@@ -127,18 +108,14 @@ def run(opt: RunOptions) -> dict:
     routes = load_routes(opt.lookup, ports, opt.rule_ipv4, opt.rule_ipv6, opt.ipv6, stats.warnings)
     setup = Forwarding(ports, opt.lookup, routes)
     forward = pipeline(opt.pipeline)
-
-    nanosecond = _check_inputs(opt)
-    try:
-        opt.outdir.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise SimError(f"{opt.outdir}: cannot create output directory: {err.strerror}") from None
-    _refuse_overwriting_inputs(opt, tx_ports)
+    lcore = Lcore(opt.inputs, opt.rx_burst, lambda batch, timer: forward(batch, setup, timer), tx_ports,
+                  prepare_outdir(opt.inputs, opt.outdir, tx_ports),
+                  account_multi if opt.pipeline == "multi" else account_simple, opt.chunk_packets, opt.progress)
+    tx_model = TxModel(tx_ports, opt.rx_burst, opt.tx_burst)
     if opt.jobs > 1:
-        tx_model = run_jobs(opt, setup, forward, tx_ports, nanosecond, stats)
+        run_jobs(lcore, opt.jobs, opt.outdir, stats, tx_model)
     else:
-        tx_model = TxModel(tx_ports, opt.rx_burst, opt.tx_burst)
-        forward_rounds(opt, setup, forward, opt.outdir, tx_ports, nanosecond, stats, tx_model)
+        forward_rounds(lcore, opt.outdir, stats, tx_model)
     tx_model.drain()
     stats.tx_model = tx_model
     stats.elapsed = time.perf_counter() - started

@@ -34,6 +34,7 @@ class RunStats:
         self._out = {p: 0 for p in tx_ports}
         self.stage_seconds: dict[str, float] = {}
         self.warnings: list[str] = []
+        self.cut_short: dict[int, int] = {}   # RX port -> records lost to a cut-short input (0 or 1)
         self.elapsed = 0.0
         self.tx_model = None
         self.options: dict = {}
@@ -58,7 +59,15 @@ class RunStats:
             self._out[port] += n
         for stage, seconds in other.stage_seconds.items():
             self.add_stage_time(stage, seconds)
+        for port, n in other.cut_short.items():
+            self.cut_short[port] = self.cut_short.get(port, 0) + n
         self.warnings.extend(other.warnings)
+
+    def input_cut_short(self, port: int, warning: str) -> None:
+        """Port ``port``'s input ends inside a record: warn once, count the lost record
+        (it was never received, so it is not in ``rx``)."""
+        self.cut_short[port] = self.cut_short.get(port, 0) + 1
+        self.warnings.append(warning)
 
     def add_stage_time(self, stage: str, seconds: float) -> None:
         self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + seconds
@@ -75,7 +84,8 @@ class RunStats:
             if self.tx_model is not None and port in self.tx_model.tx_bursts:
                 entry["tx_model"] = {"tx_burst_calls": self.tx_model.tx_bursts[port],
                                      "direct_pkts": self.tx_model.direct[port],
-                                     "buffered_pkts": self.tx_model.buffered[port]}
+                                     "buffered_pkts": self.tx_model.buffered[port],
+                                     "send_packetsx4_calls": self.tx_model.runs[port]}
             ports[str(port)] = entry
         total_rx = sum(self._rx.values())
         drops = {name: int(sum(d[i + 1] for d in self._drops.values())) for i, name in enumerate(self.reasons)}
@@ -94,6 +104,7 @@ class RunStats:
             "stages_ns_per_packet": per_packet,
             "elapsed_seconds": self.elapsed,
             "mpps": total_rx / self.elapsed / 1e6 if self.elapsed else 0.0,
+            "records_cut_short": {str(port): n for port, n in sorted(self.cut_short.items())},
             "warnings": self.warnings,
         }
 
@@ -116,5 +127,9 @@ def format_table(stats: dict) -> str:
 
 def write_json_atomic(path: Path, data: dict) -> None:
     out = AtomicFile(path)
-    out.file.write(json.dumps(data, indent=2).encode() + b"\n")
-    out.commit()
+    try:
+        out.file.write(json.dumps(data, indent=2).encode() + b"\n")
+        out.commit()
+    except BaseException:       # Ctrl-C or a full disk: leave no temporary file behind
+        out.abort()
+        raise

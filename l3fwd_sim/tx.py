@@ -27,6 +27,7 @@ class TxModel:
         self.tx_bursts = {p: 0 for p in ports}
         self.direct = {p: 0 for p in ports}
         self.buffered = {p: 0 for p in ports}
+        self.runs = {p: 0 for p in ports}           # send_packetsx4 calls (multi path)
 
     def send_single(self, counts: dict[int, int]) -> None:
         """``send_single_packet`` for ``counts[port]`` consecutive packets per port."""
@@ -81,6 +82,7 @@ class TxModel:
             length = (int(total[end]) - base) % cap
             i = end + 1
         self._len[port] = length
+        self.runs[port] += n
         self.tx_bursts[port] += bursts
         self.direct[port] += direct
         self.buffered[port] += int(total[-1]) - direct
@@ -107,6 +109,17 @@ def same_port_runs(dest: np.ndarray, burst: np.ndarray) -> tuple[np.ndarray, np.
     ports = dest[starts]
     keep = ports >= 0
     return ports[keep], lens[keep]
+
+
+def account_multi(tx, batch, dest: np.ndarray) -> None:
+    """The multi path: one ``send_packetsx4`` per same-port run of each rx burst."""
+    tx.send_runs(*same_port_runs(dest, batch.burst))
+
+
+def account_simple(tx, batch, dest: np.ndarray) -> None:
+    """The simple path: one ``send_single_packet`` per forwarded packet."""
+    counts = np.bincount(dest[dest >= 0])
+    tx.send_single({port: int(n) for port, n in enumerate(counts.tolist()) if n})
 
 
 class TxLog:

@@ -20,7 +20,7 @@ from scapy.utils import RawPcapReader
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from oracle import l3fwd_oracle  # noqa: E402
-from traffic import mixed_frames, read_pcap_frames, write_pcap  # noqa: E402
+from traffic import mixed_frames, write_pcap  # noqa: E402
 
 CLI = Path(sys.executable).with_name("l3fwd-sim")
 N_FRAMES = 300
@@ -73,8 +73,10 @@ def world(tmp_path_factory):
     bad = root / "bad"
     bad.mkdir()
     (bad / "notpcap.pcap").write_bytes(b"this is not a capture file, honest\n" * 4)
-    (bad / "sll.pcap").write_bytes(pcap_header(linktype=113) + struct.pack("<IIII", 1, 0, 20, 20) + bytes(20))
-    (bad / "ng.pcap").write_bytes(struct.pack("<IIIHHqI", 0x0A0D0D0A, 28, 0x1A2B3C4D, 1, 0, -1, 28))
+    (bad / "radiotap.pcap").write_bytes(pcap_header(linktype=127) + struct.pack("<IIII", 1, 0, 20, 20) + bytes(20))
+    # pcapng whose only interface is 802.11 radiotap (Ethernet and a few converted link types are read)
+    (bad / "ng.pcap").write_bytes(struct.pack("<IIIHHqI", 0x0A0D0D0A, 28, 0x1A2B3C4D, 1, 0, -1, 28) +
+                                  struct.pack("<IIHHII", 1, 20, 127, 0, 0, 20))
     good = (indir / "port0.pcap").read_bytes()
     (bad / "damaged.pcap").write_bytes(good + struct.pack("<IIII", 1, 0, 262145, 262145) + bytes(100))
     (bad / "empty.pcap").write_bytes(b"")
@@ -109,8 +111,8 @@ ERROR_CASES = [
     _case("dir-without-port-pcaps", ["{nopcaps}", "-o", "{out}"], ["nopcaps"]),
     _case("not-a-pcap", ["0={bad}/notpcap.pcap", "-o", "{out}"], ["notpcap.pcap"]),
     _case("empty-file", ["0={bad}/empty.pcap", "-o", "{out}"], ["empty.pcap"]),
-    _case("pcapng", ["0={bad}/ng.pcap", "-o", "{out}"], ["ng.pcap", "pcapng"]),
-    _case("linktype-113", ["0={bad}/sll.pcap", "-o", "{out}"], ["sll.pcap", "113"]),
+    _case("pcapng-radiotap", ["0={bad}/ng.pcap", "-o", "{out}"], ["ng.pcap", "interface 0", "link type 127"]),
+    _case("linktype-127", ["0={bad}/radiotap.pcap", "-o", "{out}"], ["radiotap.pcap", "127"]),
     _case("damaged-record", ["0={bad}/damaged.pcap", "-o", "{out}"], ["damaged.pcap", "offset"]),
     _case("missing-input-file", ["0={root}/missing.pcap", "-o", "{out}"], ["missing.pcap"]),
     _case("same-port-twice", ["0={in}/port0.pcap", "0={in}/port2.pcap", "-o", "{out}"], ["port 0"]),

@@ -379,3 +379,26 @@ def test_arbitrary_line_parses_or_raises_sim_error_naming_line(line, family, kin
             assert len(rules) == 1
         else:
             assert re.match(r"R", line) and len(rules) == 2
+
+
+REASONS = [
+    (parse_lpm_rules, 4, "R10.0.0.256/8 1", "bad IPv4 address '10.0.0.256'"),
+    (parse_lpm_rules, 6, "R2001:db8::g/64 1", "bad IPv6 address '2001:db8::g'"),
+    (parse_lpm_rules, 4, "R10.0.0.0/33 1", "depth '33' out of range 0..32"),
+    (parse_lpm_rules, 6, "R::/129 1", "depth '129' out of range 0..128"),
+    (parse_lpm_rules, 4, "R10.0.0.0/8 256", "port '256' out of range 0..255"),
+    (parse_lpm_rules, 4, "R10.0.0.0/8", "missing fields"),
+    (parse_lpm_rules, 4, "R10.0.0.0 1", "missing '/<depth>'"),
+    (parse_lpm_rules, 4, "R10.0.0.0/8 1 extra", "trailing garbage 'extra'"),
+    (parse_em_rules, 4, "R1.1.1.1 2.2.2.2 65536 9 17 0", "dst_port '65536' out of range 0..65535"),
+    (parse_em_rules, 4, "R1.1.1.1 2.2.2.2 9 9 256 0", "proto '256' out of range 0..255"),
+    (parse_em_rules, 6, "R::1 ::2 9 9 17", "missing fields"),
+    (parse_em_rules, 6, "R::1 ::2 9 9 17 0 junk", "trailing garbage 'junk'"),
+]
+
+
+@pytest.mark.parametrize("func,family,line,reason", REASONS, ids=[r[2] for r in REASONS])
+def test_errors_say_what_is_wrong(tmp_path, func, family, line, reason):
+    """``file:line: reason``: the reason names the field and what is wrong with it."""
+    path = write(tmp_path, "# c\n" + line + "\n")
+    assert error_of(func, path, family).startswith(f"{path}:2: {reason}")

@@ -1,0 +1,127 @@
+"""Link-layer header types of capture files, and the few that are turned into Ethernet.
+
+l3fwd forwards Ethernet frames. A capture of another link type is refused with its
+LINKTYPE_ number and name (https://www.tcpdump.org/linktypes.html), except where the
+packet is plain IPv4/IPv6 behind a header that says which of the two it is, so that an
+Ethernet frame carrying the same IP packet is the obvious equivalent:
+
+=====================  ======  ============================================  ==========
+link type              value   EtherType of the synthesised header           header
+=====================  ======  ============================================  ==========
+raw IP                 101     from the IP version nibble (4, 6; else 0)      none
+raw IPv4 / raw IPv6    228/229 0x0800 / 0x86DD                               none
+Linux cooked (SLL)     113     SLL protocol field (bytes 14..15)             16 bytes
+Linux cooked v2 (SLL2) 276     SLL2 protocol field (bytes 0..1)              20 bytes
+BSD / OpenBSD loopback 0/108   address family 2 → 0x0800; 24/28/30 → 0x86DD  4 bytes
+=====================  ======  ============================================  ==========
+
+The link-layer header is replaced by a 14-byte Ethernet header: destination and source
+MAC 00:00:00:00:00:00, then the EtherType above. (l3fwd overwrites both MACs of every
+frame it transmits, so they never reach an output.) Captured and wire lengths change by
+the difference of the header sizes; a record too short to hold its link-layer header
+comes out shorter than an Ethernet header and is dropped as ``truncated``.
+
+The conversion is done in place in the reader's buffer: the Ethernet header is written
+over the end of the old link-layer header or, when there is none (raw IP), over the
+record header just before the packet, which has been parsed already. A frame's bytes
+then stay ``block[offset:offset + caplen]`` as for any other record.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+ETHERNET = 1
+ETHER_HEADER = 14
+ETH_P_IP, ETH_P_IPV6 = 0x0800, 0x86DD
+
+NAMES = {
+    0: "BSD loopback", 1: "Ethernet", 3: "AX.25", 6: "Token Ring", 7: "ARCNET", 8: "SLIP", 9: "PPP",
+    10: "FDDI", 50: "PPP in HDLC framing", 51: "PPPoE", 100: "ATM RFC 1483", 101: "raw IP",
+    104: "Cisco HDLC", 105: "802.11", 107: "Frame Relay", 108: "OpenBSD loopback",
+    113: "Linux cooked (SLL)", 114: "LocalTalk", 117: "OpenBSD pflog", 119: "802.11 Prism",
+    122: "IP over Fibre Channel", 123: "SunATM", 127: "802.11 radiotap", 129: "ARCNET (Linux)",
+    137: "Juniper ATM1", 138: "IP over IEEE 1394", 139: "MTP2 with pseudo-header", 140: "MTP2",
+    141: "MTP3", 142: "SCCP", 143: "DOCSIS", 144: "IrDA (Linux)",
+    **{147 + i: f"user-defined {i}" for i in range(16)},
+    163: "802.11 AVS", 166: "PPP (pppd)", 169: "GPRS LLC", 177: "LAPD (Linux)", 178: "Juniper Ethernet",
+    182: "multi-link Frame Relay", 187: "Bluetooth HCI H4", 189: "USB (Linux)", 192: "PPI",
+    195: "802.15.4 with FCS", 201: "Bluetooth HCI H4 with pseudo-header", 220: "USB (Linux, mmapped)",
+    227: "SocketCAN", 228: "raw IPv4", 229: "raw IPv6", 230: "802.15.4 without FCS", 239: "NFLOG",
+    240: "netANALYZER", 242: "IP over InfiniBand", 247: "InfiniBand", 248: "SCTP", 249: "USBPcap",
+    251: "Bluetooth LE LL", 253: "Netlink", 254: "Bluetooth Linux monitor", 256: "Bluetooth LE LL with pseudo-header",
+    258: "Apple PKTAP", 266: "USB (Darwin)", 270: "LoRaTap", 271: "vsock", 272: "Nordic BLE",
+    274: "Ethernet mPackets", 276: "Linux cooked v2 (SLL2)", 281: "Broadcom DSA tag",
+    282: "Broadcom DSA tag (prepended)", 283: "802.15.4 TAP", 284: "Marvell DSA tag", 285: "Marvell EDSA tag",
+}
+
+
+def link_name(linktype: int) -> str:
+    return NAMES.get(linktype, "unknown")
+
+
+def _u16be(buf: np.ndarray, at: np.ndarray) -> np.ndarray:
+    return buf[at].astype(np.int64) << 8 | buf[at + 1]
+
+
+def _by_version(buf, offsets, caplen):
+    version = np.where(caplen >= 1, buf[offsets] >> 4, 0)
+    return np.select([version == 4, version == 6], [ETH_P_IP, ETH_P_IPV6], 0)
+
+
+def _by_family(buf, offsets, caplen):
+    # BSD loopback stores the family in the capturing host's byte order: accept either.
+    little = (buf[offsets].astype(np.int64) | buf[offsets + 1].astype(np.int64) << 8 |
+              buf[offsets + 2].astype(np.int64) << 16 | buf[offsets + 3].astype(np.int64) << 24)
+    big = (buf[offsets].astype(np.int64) << 24 | buf[offsets + 1].astype(np.int64) << 16 |
+           buf[offsets + 2].astype(np.int64) << 8 | buf[offsets + 3])
+    v6 = np.isin(little, (24, 28, 30)) | np.isin(big, (24, 28, 30))
+    return np.select([(little == 2) | (big == 2), v6], [ETH_P_IP, ETH_P_IPV6], 0)
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """How one link type becomes Ethernet: the bytes of link-layer header it replaces and
+    the EtherType of each record (read before the header is overwritten)."""
+    header: int
+    ethertype: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+    def to_ethernet(self, buf: np.ndarray, offsets: np.ndarray, caplen: np.ndarray,
+                    wirelen: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rewrite the records at ``offsets`` in ``buf`` in place; return their new
+        offsets, captured and wire lengths."""
+        complete = caplen >= self.header
+        kinds = self.ethertype(buf, offsets, caplen)
+        start = offsets + self.header - ETHER_HEADER
+        rows = start[complete, None] + np.arange(ETHER_HEADER)
+        buf[rows[:, :12]] = 0
+        buf[rows[:, 12]] = kinds[complete] >> 8
+        buf[rows[:, 13]] = kinds[complete] & 0xFF
+        delta = ETHER_HEADER - self.header
+        return start, np.maximum(caplen + delta, 0), np.maximum(wirelen + delta, 0)
+
+
+CONVERSIONS = {
+    101: Conversion(0, _by_version),
+    228: Conversion(0, lambda buf, off, cap: np.full(len(off), ETH_P_IP)),
+    229: Conversion(0, lambda buf, off, cap: np.full(len(off), ETH_P_IPV6)),
+    113: Conversion(16, lambda buf, off, cap: _u16be(buf, off + 14)),
+    276: Conversion(20, lambda buf, off, cap: _u16be(buf, off)),
+    0: Conversion(4, _by_family),
+    108: Conversion(4, _by_family),
+}
+# Bytes a reader must keep free before a record's data for the widest in-place rewrite.
+FRONT_ROOM = ETHER_HEADER
+
+
+def conversion(linktype: int) -> Conversion | None:
+    """``None`` for Ethernet; the :class:`Conversion` of a convertible link type; else
+    raise ``ValueError`` with a message naming the link type."""
+    if linktype == ETHERNET:
+        return None
+    if linktype in CONVERSIONS:
+        return CONVERSIONS[linktype]
+    raise ValueError(f"link type {linktype} ({link_name(linktype)}) is not supported "
+                     f"(Ethernet is; raw IP, Linux cooked and BSD loopback captures are converted)")

@@ -1,0 +1,46 @@
+"""`l3fwd-sim bench` re-runs the seed's five patterns: the TX-model counters it reports
+follow from each pattern's definition and l3fwd's send_packetsx4 rules."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from l3fwd_sim.bench import SEED_GAIN_PERCENT, BenchOptions, bench, format_table
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    return bench(BenchOptions(count=4096, lookups=("lpm",), outdir=tmp_path_factory.mktemp("bench")))
+
+
+def test_every_pattern_measured_with_both_pipelines(result):
+    assert [row["pattern"] for row in result["rows"]] == list(SEED_GAIN_PERCENT)
+    for row in result["rows"]:
+        for pipeline in ("simple", "multi"):
+            assert row[pipeline]["packets"] == 4096 and row[pipeline]["mpps"] > 0
+
+
+def test_tx_counters_follow_the_patterns(result):
+    rows = {row["pattern"]: row for row in result["rows"]}
+    # CONT-BURST: each rx burst of 32 goes to one port: one direct tx_burst per burst
+    cont = rows["IPV4-CONT-BURST"]["multi"]
+    assert cont["mean_run_length"] == 32 and cont["direct_share"] == 1
+    assert cont["tx_burst_calls_per_packet"] == pytest.approx(1 / 32)
+    # 4STREAMSX8 / X1: runs of 8 / 1 packets, all through the 512-packet buffer
+    for pattern, run in (("IPV4-4STREAMSX8", 8), ("IPV4-4STREAMSX1", 1)):
+        multi = rows[pattern]["multi"]
+        assert multi["mean_run_length"] == run and multi["direct_share"] == 0
+        assert multi["tx_burst_calls_per_packet"] == pytest.approx(1 / 512, rel=0.5)
+    # the simple path flushes every rx_burst (32) packets per port, whatever the pattern
+    for row in result["rows"]:
+        assert row["simple"]["tx_burst_calls_per_packet"] == pytest.approx(1 / 32, rel=0.05)
+
+
+def test_bench_json_and_table(result, tmp_path_factory):
+    out = tmp_path_factory.getbasetemp()
+    written = [json.loads(p.read_text()) for p in out.rglob("bench.json")]
+    assert written and written[0]["rows"] == result["rows"]
+    table = format_table(result)
+    assert all(pattern in table for pattern in SEED_GAIN_PERCENT)
+    assert "testpmd --forward-mode io" in table
