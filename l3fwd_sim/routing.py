@@ -13,11 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from .em import ExactMatchTable
 from .errors import SimError
 from .lpm import Lpm4, Lpm6, LpmError
 from .ports import PortConfig
-from .rules import LpmRule, parse_em_rules, parse_lpm_rules
+from .rules import LpmRuleArrays, lpm_rule_arrays, parse_em_rules
 
 DEFAULT_ROUTES = Path(__file__).parent / "routes"
 
@@ -57,21 +59,25 @@ class EmRoutes:
     installed: dict = field(default_factory=dict)
 
 
-def _build(table_cls, rules: list[LpmRule], allow_default: bool):
-    """The table and the next hop of its last /0 rule (rte_fib only), if any."""
-    default = None
-    for rule in rules:
-        if rule.depth == 0 and not allow_default:
-            raise SimError(f"{rule.where}: depth 0 is rejected by rte_lpm/rte_lpm6 "
-                           "(--lookup fib takes /0 as a default route)")
-    if allow_default:
-        defaults = [r.port for r in rules if r.depth == 0]
-        default = defaults[-1] if defaults else None
-        rules = [r for r in rules if r.depth]
+def _build(table_cls, rules: LpmRuleArrays, ports: PortConfig, allow_default: bool):
+    """The table of the installed rules and the next hop of the last installed /0 rule
+    (rte_fib's default route; rte_lpm refuses depth 0)."""
+    zero = np.flatnonzero(rules.depth == 0)
+    if len(zero) and not allow_default:
+        raise SimError(f"{rules.where(zero[0])}: depth 0 is rejected by rte_lpm/rte_lpm6 "
+                       "(--lookup fib takes /0 as a default route)")
+    rules = rules.select(ports.enabled[rules.port])
+    defaults = rules.port[rules.depth == 0]
+    default = int(defaults[-1]) if len(defaults) else None
+    rules = rules.select(rules.depth > 0)
     try:
-        return table_cls.from_rules((r.prefix, r.depth, r.port) for r in rules), default
+        if table_cls is Lpm4:
+            table = Lpm4()
+            table.build(rules.prefix, rules.depth, rules.port)
+            return table, default
+        return table_cls.from_rules(zip(rules.prefix.tolist(), rules.depth.tolist(), rules.port.tolist())), default
     except LpmError as err:
-        raise SimError(f"{rules[0].where.rsplit(':', 1)[0]}: {err}") from None
+        raise SimError(f"{rules.path}: {err}") from None
 
 
 def load_routes(lookup: str, ports: PortConfig, rule_ipv4: Path | None = None,
@@ -82,17 +88,17 @@ def load_routes(lookup: str, ports: PortConfig, rule_ipv4: Path | None = None,
     kind = "em" if lookup == "em" else "lpm"
     warnings = warnings if warnings is not None else []
     path4, path6 = rule_files(kind, rule_ipv4, rule_ipv6, warnings)
-    parse = parse_em_rules if lookup == "em" else parse_lpm_rules
+    parse = parse_em_rules if lookup == "em" else lpm_rule_arrays
     rules4, rules6 = parse(path4, 4), parse(path6, 6)            # both files are read, as in l3fwd
     for path, rules in ((path4, rules4), (path6, rules6)):
-        if not rules:
+        if not len(rules):
             warnings.append(f"{path}: no rules (dpdk-l3fwd itself refuses a rule file without R lines)")
     if lookup == "em":
         rules4 = installed(rules4, ports) if not ipv6 else []
         rules6 = installed(rules6, ports) if ipv6 else []
         return EmRoutes(ExactMatchTable.from_rules(rules4, 4), ExactMatchTable.from_rules(rules6, 6),
                         {"ipv4": len(rules4), "ipv6": len(rules6)})
-    rules4, rules6 = installed(rules4, ports), installed(rules6, ports)
-    (v4, default4), (v6, default6) = (_build(Lpm4, rules4, lookup == "fib"),
-                                      _build(Lpm6, rules6, lookup == "fib"))
-    return LpmRoutes(v4, v6, {"ipv4": len(rules4), "ipv6": len(rules6)}, default4, default6)
+    (v4, default4), (v6, default6) = (_build(Lpm4, rules4, ports, lookup == "fib"),
+                                      _build(Lpm6, rules6, ports, lookup == "fib"))
+    count = {"ipv4": int(ports.enabled[rules4.port].sum()), "ipv6": int(ports.enabled[rules6.port].sum())}
+    return LpmRoutes(v4, v6, count, default4, default6)

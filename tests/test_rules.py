@@ -402,3 +402,44 @@ def test_errors_say_what_is_wrong(tmp_path, func, family, line, reason):
     """``file:line: reason``: the reason names the field and what is wrong with it."""
     path = write(tmp_path, "# c\n" + line + "\n")
     assert error_of(func, path, family).startswith(f"{path}:2: {reason}")
+
+
+# ---------------------------------------------------------------------------------------
+# lpm_rule_arrays: the vectorised IPv4 parse equals the line-by-line one, or defers to it
+# ---------------------------------------------------------------------------------------
+from l3fwd_sim import rules as rules_module  # noqa: E402
+from l3fwd_sim.rules import lpm_rule_arrays  # noqa: E402
+
+_LINE = st.one_of(
+    st.builds(lambda a, d, p, ws, cr: f"R{ipaddress.IPv4Address(a)}/{d}{ws}{p}{cr}",
+              st.integers(0, 2**32 - 1), st.integers(0, 32), st.integers(0, 255),
+              st.sampled_from([" ", "\t", "  "]), st.sampled_from(["", "\r", " "])),
+    st.sampled_from(["# comment", "", "   ", "R10.0.0.0/8 0x1f", "R10.0.0.0/8 010", "R10.0.0.0/33 1",
+                     "R10.0.0/8 1", "R10.0.0.0/8 1 2", "R 10.0.0.0/8 1", "X10.0.0.0/8 1", "R10.0.0.0/8 256",
+                     "R300.0.0.0/8 1", "R10.0.0.0/8 1 # note"]),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(_LINE, max_size=40))
+def test_rule_arrays_equal_the_line_parser(tmp_path, lines):
+    path = write(tmp_path, "\n".join(lines) + "\n")
+    try:
+        slow = [(r.prefix, r.depth, r.port, int(r.where.rsplit(":", 1)[1])) for r in parse_lpm_rules(path, 4)]
+    except SimError as err:
+        with pytest.raises(SimError) as fast_err:
+            lpm_rule_arrays(path, 4)
+        assert str(fast_err.value) == str(err)
+        return
+    arrays = lpm_rule_arrays(path, 4)
+    fast = list(zip(arrays.prefix.tolist(), arrays.depth.tolist(), arrays.port.tolist(), arrays.line.tolist()))
+    assert fast == slow
+
+
+def test_plain_ipv4_files_take_the_vectorised_path(tmp_path, monkeypatch):
+    path = write(tmp_path, "# routes\nR198.18.0.0/24 0\r\nR10.0.0.0/8\t3 \n\nR0.0.0.0/0 1\n")
+    monkeypatch.setattr(rules_module, "parse_lpm_rules", lambda *a: pytest.fail("slow path used"))
+    arrays = lpm_rule_arrays(path, 4)
+    assert arrays.prefix.tolist() == [0xC6120000, 0x0A000000, 0]
+    assert arrays.depth.tolist() == [24, 8, 0] and arrays.port.tolist() == [0, 3, 1]
+    assert arrays.line.tolist() == [2, 3, 5]
