@@ -4,19 +4,18 @@ Forwarding decisions do not depend on the order packets are processed in (design
 §3), and the output of a port is its packets in processing order. So the polling rounds
 are cut into N contiguous ranges; worker k forwards range k (reading past the rounds
 before it) into its own per-port segment files, and records its TX calls. The parent
-then appends the segments in range order behind one pcap header per port, replays the
+then appends the segments in range order behind the first one, replays the
 TX calls in order into the one TX model, and adds up the counters.
 """
 from __future__ import annotations
 
 import multiprocessing
-import shutil
+import os
 import struct
 import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from .atomic import AtomicFile
 from .errors import SimError
 from .lcore import Lcore, forward_rounds
 from .stats import RunStats
@@ -90,14 +89,20 @@ def run_jobs(lcore: Lcore, jobs: int, outdir: Path, stats: RunStats, tx_model: T
 
 
 def _concatenate(path: Path, segments: list[Path]) -> None:
-    out = AtomicFile(path)
-    try:
-        for i, segment in enumerate(segments):
+    """Append the later segments' records to the first segment (in the same temporary
+    directory), then rename it into place: the first range is never copied, the rest
+    is copied inside the kernel (``copy_file_range``)."""
+    first = segments[0]
+    with open(first, "r+b") as out:
+        end = os.fstat(out.fileno()).st_size
+        for segment in segments[1:]:
             with open(segment, "rb") as f:
-                if i:
-                    f.seek(_PCAP_HEADER)
-                shutil.copyfileobj(f, out.file, 1 << 22)
-        out.commit()
-    except BaseException:
-        out.abort()
-        raise
+                offset, size = _PCAP_HEADER, os.fstat(f.fileno()).st_size
+                while offset < size:
+                    copied = os.copy_file_range(f.fileno(), out.fileno(), size - offset, offset, end)
+                    if not copied:
+                        raise SimError(f"{segment}: could not be appended to {path}")
+                    offset += copied
+                    end += copied
+    path.unlink(missing_ok=True)        # see AtomicFile.commit: no forced flush on ext4
+    os.replace(first, path)
