@@ -240,6 +240,7 @@ class PcapReader:
         # through the walk.
         self._plain = self._link is None and not self._fcs
         self._unpack = struct.Struct(order + "IIII").unpack_from
+        self._caplen_at = struct.Struct(order + "I").unpack_from
         self._u4 = np.dtype(order + "u4")
         self._advance(24)
 
@@ -348,27 +349,35 @@ class PcapReader:
         return n
 
     def _walk(self, limit: int, parts: list) -> int:
-        """Record-by-record walk for captures of varying sizes."""
-        s, c, w, t, f = [], [], [], [], []
-        while len(s) < limit:
-            self._fill(16)
-            if self._end - self._start < 16:
+        """Record-by-record walk for captures of varying sizes: a tight loop over the
+        bytes already buffered reads only each captured length (a refill only when a
+        record runs past them); the record headers are then gathered in one go."""
+        starts = []
+        caplen_at = self._caplen_at
+        while len(starts) < limit:
+            self._fill(min(_BLOCK, 16 + MAX_CAPLEN))
+            buf, pos, end = self._buf, self._start, self._end
+            first = len(starts)
+            while len(starts) < limit and end - pos >= 16:
+                cap = caplen_at(buf, pos + 8)[0]
+                if cap > MAX_CAPLEN:
+                    self._advance(pos - self._start)
+                    self._record_header(pos)           # raises, naming the offset
+                if end - pos - 16 < cap:
+                    break
+                starts.append(pos + 16)
+                pos += 16 + cap
+            self._advance(pos - self._start)
+            if len(starts) == first:                  # nothing more fits: end of file (or a cut record)
                 break
-            sec, frac, cap, wire = self._record_header(self._start)
-            self._fill(16 + cap)
-            if self._end - self._start < 16 + cap:
-                break
-            s.append(self._start + 16)
-            c.append(cap)
-            w.append(wire)
-            t.append(sec)
-            f.append(frac)
-            self._advance(16 + cap)
-        if s:
-            ts_ns = np.array(t, np.int64) * 1_000_000_000 + np.array(f, np.int64) * (1 if self.nanosecond else 1000)
-            self._add_walked(parts, np.array(s, np.int64), np.array(c, np.int64), np.array(w, np.int64), ts_ns,
+        if starts:
+            offsets = np.array(starts, np.int64)
+            sec, frac, cap, wire = np.lib.stride_tricks.sliding_window_view(self._buf, 16)[offsets - 16].view(
+                self._u4).astype(np.int64).T
+            ts_ns = sec * 1_000_000_000 + frac * (1 if self.nanosecond else 1000)
+            self._add_walked(parts, offsets, cap.copy(), wire.copy(), ts_ns,
                              self._snap, self._fcs, [(self._link, slice(None))] if self._link else [])
-        return len(s)
+        return len(starts)
 
     def _add_walked(self, parts: list, offsets, caplen, wirelen, ts_ns, snap, fcs, conversions) -> None:
         """Records as libpcap hands them over, as Ethernet: the snaplen cut, the FCS
