@@ -85,6 +85,15 @@ def compare_command(a, b, max_diffs, timestamps, ts_tolerance, ignore, unordered
     sys.exit(0 if report.equal else 1)
 
 
+def _print_stats(stats: dict, quiet: bool, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(stats, indent=2))
+    elif not quiet:
+        for warning in stats["warnings"]:
+            click.echo(f"l3fwd-sim: warning: {warning}", err=True)
+        click.echo(format_table({**stats, "warnings": []}))
+
+
 def _progress_printer(quiet: bool):
     if quiet or not sys.stderr.isatty():
         return None
@@ -148,12 +157,7 @@ def run_command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipel
         progress=_progress_printer(quiet or as_json),
     )
     stats = run(options)
-    if as_json:
-        click.echo(json.dumps(stats, indent=2))
-    elif not quiet:
-        for warning in stats["warnings"]:
-            click.echo(f"l3fwd-sim: warning: {warning}", err=True)
-        click.echo(format_table({**stats, "warnings": []}))
+    _print_stats(stats, quiet, as_json)
 
 
 @main.command("testpmd")
@@ -187,12 +191,7 @@ def testpmd_command(inputs, outdir, forward_mode, port_topology, burst, eth_peer
         port_mac=dict(parse_port_mac(x, "--port-mac") for x in port_mac),
         progress=_progress_printer(quiet or as_json),
     ))
-    if as_json:
-        click.echo(json.dumps(stats, indent=2))
-    elif not quiet:
-        for warning in stats["warnings"]:
-            click.echo(f"l3fwd-sim: warning: {warning}", err=True)
-        click.echo(format_table({**stats, "warnings": []}))
+    _print_stats(stats, quiet, as_json)
 
 
 _PATTERN_ONLY = ("ports", "count", "size", "proto", "port_map", "rule_ipv4", "rule_ipv6")

@@ -29,6 +29,17 @@ def parse_portmask(text: str) -> int:
     return mask
 
 
+def run_portmask(portmask: int | None, inputs: dict) -> int:
+    """The portmask of a run: the one given, or the ports that have an input. An input
+    on a port outside it is an error (l3fwd's ``check_port_config``)."""
+    mask = portmask if portmask is not None else sum(1 << p for p in inputs)
+    outside = [p for p in inputs if not mask >> p & 1]
+    if outside:
+        raise SimError(f"input for port {outside[0]} ({inputs[outside[0]]}) but port {outside[0]} "
+                       f"is not in portmask 0x{mask:x}")
+    return mask
+
+
 def ports_of(mask: int) -> list[int]:
     return [p for p in range(MAX_PORTS) if mask >> p & 1]
 

@@ -17,7 +17,7 @@ from .errors import SimError
 from .lcore import Lcore, forward_rounds, prepare_outdir
 from .parallel import run_jobs
 from .pipelines import Forwarding, pipeline
-from .ports import MAX_PORTS, PortConfig, ports_of
+from .ports import MAX_PORTS, PortConfig, ports_of, run_portmask
 from .routing import load_routes
 from .stats import RunStats, write_json_atomic
 from .tx import TxModel, account_multi, account_simple
@@ -88,12 +88,7 @@ def _validate(opt: RunOptions) -> int:
         value = getattr(opt, name)
         if not 1 <= value <= 512:
             raise SimError(f"--{name.replace('_', '-')} {value}: must be in 1..512")
-    portmask = opt.portmask if opt.portmask is not None else sum(1 << p for p in opt.inputs)
-    outside = [p for p in opt.inputs if not portmask >> p & 1]
-    if outside:
-        raise SimError(f"input for port {outside[0]} ({opt.inputs[outside[0]]}) but port {outside[0]} "
-                       f"is not in portmask 0x{portmask:x}")
-    return portmask
+    return run_portmask(opt.portmask, opt.inputs)
 
 
 def run(opt: RunOptions) -> dict:

@@ -30,7 +30,7 @@ import numpy as np
 
 from .errors import SimError
 from .lcore import Lcore, forward_rounds, prepare_outdir
-from .ports import MAX_PORTS, PortConfig, ports_of
+from .ports import MAX_PORTS, PortConfig, ports_of, run_portmask
 from .stats import RunStats, write_json_atomic
 from .testpmd_5tswap import five_tuple_swap
 from .testpmd_engines import DROP_REASONS, io_forward, mac_forward, mac_swap
@@ -94,12 +94,7 @@ def _validate(opt: TestpmdOptions) -> int:
         raise SimError(f"--port-topology {opt.port_topology}: choose from {', '.join(TOPOLOGIES)}")
     if not 1 <= opt.burst <= MAX_PKT_BURST:
         raise SimError(f"--burst {opt.burst}: must be in 1..{MAX_PKT_BURST}")
-    portmask = opt.portmask if opt.portmask is not None else sum(1 << p for p in opt.inputs)
-    outside = [p for p in opt.inputs if not portmask >> p & 1]
-    if outside:
-        raise SimError(f"input for port {outside[0]} ({opt.inputs[outside[0]]}) but port {outside[0]} "
-                       f"is not in portmask 0x{portmask:x}")
-    return portmask
+    return run_portmask(opt.portmask, opt.inputs)
 
 
 def _mac_text(mac: bytes) -> str:
