@@ -405,6 +405,9 @@ class _Lpm:
 
     def __init__(self, max_tbl8_groups: int | None = None):
         self._t = StrideTable(self.KEY_BITS, self.NEXT_HOP_BITS, max_tbl8_groups)
+        # lookup(ip) -> next hop of the longest matching rule, or None (-ENOENT); bound
+        # straight to the table: it is the simple pipeline's per-packet call
+        self.lookup = self._t.lookup
 
     def add(self, ip: int, depth: int, next_hop: int) -> None:
         """rte_lpm_add / rte_lpm6_add. ip is masked to depth. Re-adding a prefix replaces
@@ -416,10 +419,6 @@ class _Lpm:
         """rte_lpm_delete / rte_lpm6_delete. Addresses covered by the rule fall back to
         the next less specific rule, or miss. LpmError for a bad depth or an absent rule."""
         self._t.delete(ip, depth)
-
-    def lookup(self, ip: int) -> int | None:
-        """Next hop of the longest matching rule, or None (-ENOENT)."""
-        return self._t.lookup(ip)
 
     def is_rule_present(self, ip: int, depth: int) -> int | None:
         """Next hop of the exact rule ip/depth, or None."""

@@ -20,14 +20,6 @@ UNKNOWN_PTYPE = REASON_CODE["unknown_ptype"]
 NOT_TCP_UDP = REASON_CODE["not_tcp_udp"]
 
 
-def _ipv4_dst(frame) -> int:
-    return int.from_bytes(frame[30:34], "big")
-
-
-def _ipv6_dst(frame) -> int:
-    return int.from_bytes(frame[38:54], "big")
-
-
 def _send(frame: bytearray, next_hop: int | None, portid: int, ipv4: bool, ports) -> tuple[int, int]:
     """The common tail of the LPM and EM simple paths: a miss goes back to the input
     port, so does a port outside the portmask (the re-check), then ``--ttl; ++cksum``
@@ -49,11 +41,11 @@ def lpm_simple_forward(frame: bytearray, pkt_len: int, portid: int, setup) -> tu
             return -1, RFC1812_INVALID
         if pkt_len < MIN_IPV4_LPM:
             return -1, TRUNCATED
-        next_hop = routes.v4.lookup(_ipv4_dst(frame))
+        next_hop = routes.v4.lookup(int.from_bytes(frame[30:34], "big"))     # destination address
     elif kind == IPV6:
         if pkt_len < MIN_IPV6_LPM:
             return -1, TRUNCATED
-        next_hop = routes.v6.lookup(_ipv6_dst(frame))
+        next_hop = routes.v6.lookup(int.from_bytes(frame[38:54], "big"))
     else:
         return -1, UNKNOWN_PTYPE     # "Free the mbuf that contains non-IPV4/IPV6 packet" (D1)
     return _send(frame, next_hop, portid, kind == IPV4, setup.ports)
@@ -94,10 +86,10 @@ def fib_forward(frame: bytearray, pkt_len: int, portid: int, setup) -> tuple[int
     if pkt_len < (MIN_IPV4_LPM if is_v4 else MIN_IPV6_LPM):
         return -1, TRUNCATED
     if is_v4:
-        next_hop = routes.v4.lookup(_ipv4_dst(frame))
+        next_hop = routes.v4.lookup(int.from_bytes(frame[30:34], "big"))     # destination address
         default = routes.default4
     else:
-        next_hop = routes.v6.lookup(_ipv6_dst(frame))
+        next_hop = routes.v6.lookup(int.from_bytes(frame[38:54], "big"))
         default = routes.default6
     if next_hop is None:
         next_hop = portid if default is None else default
