@@ -136,10 +136,10 @@ def _progress_printer(quiet: bool):
 def run_command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipeline, rule_ipv4, rule_ipv6,
                 eth_dest, port_mac, rx_burst, tx_burst, jobs, quiet, as_json):
     """Forward INPUT pcaps (a directory of port<N>.pcap, or N=FILE) as dpdk-l3fwd would."""
-    flags = [mode for mode, flag in (("lpm", lpm_flag), ("em", em_flag)) if flag]
-    if len(flags) + (lookup is not None) > 1 and len(set(flags + [lookup] if lookup else flags)) > 1:
+    chosen = {mode for mode, given in (("lpm", lpm_flag), ("em", em_flag), (lookup, lookup)) if given}
+    if len(chosen) > 1:
         raise SimError("-L, -E and --lookup select one lookup method each; give only one (as in l3fwd)")
-    lookup = lookup or (flags[0] if flags else "lpm")
+    lookup = chosen.pop() if chosen else "lpm"
     options = RunOptions(
         inputs=find_inputs(list(inputs)),
         outdir=outdir,
