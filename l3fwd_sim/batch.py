@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .pcap import HEAD_BYTES, RecordBatch, tails_of
+from .pcap import RecordBatch
 
 
 @dataclass
@@ -24,10 +24,11 @@ class PacketBatch:
     def __len__(self) -> int:
         return len(self.caplen)
 
-    def tails(self, rows: np.ndarray) -> list[memoryview]:
-        """Bytes past ``HEAD_BYTES`` of the selected frames that have any, in order."""
-        return tails_of(self.sources, self.source_id[rows], self.source_row[rows], self.caplen[rows])
-
-    def frame_head(self, row: int) -> bytearray:
-        """The part of one frame any l3fwd path reads or writes (at most HEAD_BYTES)."""
-        return bytearray(self.heads[row, : min(int(self.caplen[row]), HEAD_BYTES)])
+    def source_offsets(self, rows: np.ndarray) -> np.ndarray:
+        """Where the selected frames start in their sources' buffers."""
+        offsets = np.empty(len(rows), np.int64)
+        source_id = self.source_id[rows]
+        for i, source in enumerate(self.sources):
+            mine = source_id == i
+            offsets[mine] = source.offsets[self.source_row[rows[mine]]]
+        return offsets

@@ -30,6 +30,7 @@ by ``commit()``, so an interrupted run never leaves a half-written pcap.
 from __future__ import annotations
 
 import gc
+from contextlib import contextmanager
 import os
 import struct
 import zlib
@@ -420,9 +421,33 @@ def record_headers(rows: np.ndarray, caplen: np.ndarray, wirelen: np.ndarray, ts
     hdr[:, 3] = wirelen
 
 
-def _tail(batch: RecordBatch, row: int) -> memoryview:
-    off = int(batch.offsets[row])
-    return memoryview(batch.block)[off + HEAD_BYTES: off + int(batch.caplen[row])]
+@contextmanager
+def paused_gc():
+    """Around loops that create a slice object per packet: the cyclic collector would
+    otherwise dominate them (speed-limits §5)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _row_parts(rows: np.ndarray, caplen: np.ndarray, tails) -> list[memoryview]:
+    """Each record as its row (header and head) cut to its frame, followed by its tail
+    (the next of ``tails``) when the frame is longer than HEAD_BYTES."""
+    flat = memoryview(rows.reshape(-1))
+    width = rows.shape[1]
+    parts = []
+    for row, cap in enumerate(caplen.tolist()):
+        start = row * width
+        if cap > HEAD_BYTES:
+            parts.append(flat[start:start + width])
+            parts.append(next(tails))
+        else:
+            parts.append(flat[start:start + 16 + cap])
+    return parts
 
 
 class PcapWriter:
@@ -444,52 +469,31 @@ class PcapWriter:
         rows = np.empty((len(caplen), RECORD_ROW), np.uint8)
         rows[:, 16:] = heads
         record_headers(rows, caplen, wirelen, ts_ns, self._nanosecond)
-        self.write_rows(rows, caplen, tails)
+        if tails:
+            with paused_gc():
+                self.write_parts(_row_parts(rows, caplen, iter(tails)), len(rows))
+        else:
+            self.write_rows(rows, caplen)
 
-    def write_rows(self, rows: np.ndarray, caplen: np.ndarray, tails: list | None = None) -> None:
-        """Append records laid out as :func:`record_headers` describes."""
+    def write_rows(self, rows: np.ndarray, caplen: np.ndarray) -> None:
+        """Append records of at most HEAD_BYTES bytes laid out as :func:`record_headers`
+        describes."""
         if not len(rows):
             return
         first = int(caplen[0])
-        if tails:
-            self._write_with_tails(rows, caplen, tails)
-        elif (caplen == first).all():          # fixed-size frames: rows cut to one width
+        if (caplen == first).all():          # fixed-size frames: rows cut to one width
             self._file.write(rows if first == HEAD_BYTES else np.ascontiguousarray(rows[:, :16 + first]))
         else:
             self._file.write(rows[np.arange(RECORD_ROW) < 16 + caplen[:, None]])
         self.packets += len(rows)
 
-    def _write_with_tails(self, rec, caplen, tails) -> None:
-        flat = memoryview(rec.reshape(-1))
-        width = rec.shape[1]
-        long_rows = caplen > HEAD_BYTES
-        parts = []
-        tail_iter = iter(tails)
-        gc_was_enabled = gc.isenabled()
-        gc.disable()  # millions of small objects: the collector would dominate (speed-limits §5)
-        try:
-            for row, (cap, is_long) in enumerate(zip(caplen.tolist(), long_rows.tolist())):
-                start = row * width
-                if is_long:
-                    parts.append(flat[start:start + width])
-                    parts.append(next(tail_iter))
-                else:
-                    parts.append(flat[start:start + 16 + cap])
-            self._file.writelines(parts)
-        finally:
-            if gc_was_enabled:
-                gc.enable()
+    def write_parts(self, parts: list, packets: int) -> None:
+        """Append ``packets`` records given as consecutive byte ranges."""
+        self._file.writelines(parts)
+        self.packets += packets
 
     def commit(self) -> None:
         self._out.commit()
 
     def abort(self) -> None:
         self._out.abort()
-
-
-def tails_of(batch_blocks: list[RecordBatch], block_id: np.ndarray, rows: np.ndarray,
-             caplen: np.ndarray) -> list[memoryview]:
-    """Tail bytes of the selected packets that are longer than ``HEAD_BYTES``, in order.
-    ``block_id``/``rows`` say which batch and row each selected packet came from."""
-    long = np.flatnonzero(caplen > HEAD_BYTES)
-    return [_tail(batch_blocks[b], r) for b, r in zip(block_id[long].tolist(), rows[long].tolist())]
