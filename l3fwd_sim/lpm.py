@@ -73,6 +73,8 @@ class StrideTable:
         if key_bits < 24 or (key_bits - 24) % 8:
             raise ValueError("key_bits must be 24 + a multiple of 8")
         self.key_bits = key_bits
+        self._key_limit = 1 << key_bits
+        self._shift24 = key_bits - 24           # key >> _shift24 indexes tbl24
         self.levels = 1 + (key_bits - 24) // 8
         self._dshift = 30 - key_bits.bit_length()
         self._pmask = (1 << self._dshift) - 1
@@ -267,10 +269,11 @@ class StrideTable:
     def lookup(self, key: int) -> int | None:
         # memoryviews index to Python ints several times faster than numpy scalars:
         # this is the simple pipeline's per-packet lookup
-        key = int(key)
-        if not 0 <= key < (1 << self.key_bits):
+        if type(key) is not int:
+            key = int(key)
+        if not 0 <= key < self._key_limit:
             raise LpmError(f"address must be a {self.key_bits}-bit unsigned int, got {key!r}")
-        shift = self.key_bits - 24
+        shift = self._shift24
         e = self._tbl24_view[key >> shift]
         if e & _EXT:
             tbl8 = self._tbl8_view
