@@ -5,7 +5,8 @@ ascending order — taking up to ``rx_burst`` packets from each per poll, round 
 round until every input is drained; a drained port simply stops appearing. So packet
 ``i`` of port ``p`` is received in round ``i // rx_burst``, and the processing order is
 the sort by ``(round, port, i)`` (design-notes §2). Bursts are modelled, not executed:
-many rounds are gathered into one super-burst with one stable argsort.
+many rounds are gathered into one super-burst, each packet's position computed, not
+sorted for.
 """
 from __future__ import annotations
 
@@ -61,8 +62,6 @@ def _merge(sources, first_round: int, rx_burst: int) -> PacketBatch:
     in its round) + ``j % rx_burst`` — computed, then scattered; no sort."""
     counts = np.array([len(rec) for _, rec in sources])
     rounds = -(-counts.max() // rx_burst)
-    per_round = np.clip(counts[None, :] - rx_burst * np.arange(rounds)[:, None], 0, rx_burst)
-    round_start = (np.cumsum(per_round.ravel()) - per_round.ravel()).reshape(per_round.shape)
     total = int(counts.sum())
     first = sources[0][1]
     if len(sources) == 1:
@@ -72,6 +71,8 @@ def _merge(sources, first_round: int, rx_burst: int) -> PacketBatch:
                            (first_round + j // rx_burst) * MAX_PORTS + port, [first], np.zeros(total, np.int64), j)
     if (counts == rounds * rx_burst).all():
         return _interleave_full_rounds(sources, first_round, rx_burst, rounds)
+    per_round = np.clip(counts[None, :] - rx_burst * np.arange(rounds)[:, None], 0, rx_burst)
+    round_start = (np.cumsum(per_round.ravel()) - per_round.ravel()).reshape(per_round.shape)
     batch = PacketBatch(np.empty((total, first.heads.shape[1]), np.uint8),
                         *(np.empty(total, np.int64) for _ in range(5)),
                         [rec for _, rec in sources], np.empty(total, np.int64), np.empty(total, np.int64))
