@@ -10,23 +10,16 @@ import random
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from conftest import forward_frames
 from oracle import l3fwd_oracle
-from traffic import mixed_frames, read_pcap_frames, well_formed_frames, write_pcap
+from traffic import mixed_frames, well_formed_frames
 
 from l3fwd_sim import RunOptions, run
-from l3fwd_sim.ports import ports_of
 
 
 def simulate(tmp_path, inputs: dict[int, list[bytes]], **options) -> tuple[dict[int, list[bytes]], dict]:
-    indir, outdir = tmp_path / "in", tmp_path / "out"
-    indir.mkdir(parents=True, exist_ok=True)
-    paths = {}
-    for port, frames in inputs.items():
-        paths[port] = indir / f"port{port}.pcap"
-        write_pcap(paths[port], frames)
-    stats = run(RunOptions(inputs=paths, outdir=outdir, **options))
-    portmask = options.get("portmask") or sum(1 << p for p in inputs)
-    return {p: read_pcap_frames(outdir / f"port{p}.pcap") for p in ports_of(portmask)}, stats
+    return forward_frames(tmp_path, inputs, lambda paths, outdir: run(RunOptions(inputs=paths, outdir=outdir,
+                                                                                 **options)))
 
 
 def oracle(inputs, *, portmask, pipeline, rx_burst=32, eth_dest=None, port_mac=None, routes=None):

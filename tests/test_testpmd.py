@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_cli
+from conftest import forward_frames, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scapy.layers.inet import ICMP, IP, TCP, UDP, IPOption
@@ -266,15 +266,8 @@ def expected_outputs(mode, inputs, tx_of, oracle=None):
 
 
 def simulate(tmp_path, inputs: dict[int, list[bytes]], **options):
-    indir, outdir = tmp_path / "in", tmp_path / "out"
-    indir.mkdir(parents=True, exist_ok=True)
-    paths = {}
-    for port, frames in inputs.items():
-        paths[port] = indir / f"port{port}.pcap"
-        write_pcap(paths[port], frames)
-    stats = run_testpmd(Options(inputs=paths, outdir=outdir, **options))
-    ports = [int(p) for p in stats["ports"]]
-    return {p: read_pcap_frames(outdir / f"port{p}.pcap") for p in ports}, stats
+    return forward_frames(tmp_path, inputs, lambda paths, outdir: run_testpmd(Options(inputs=paths, outdir=outdir,
+                                                                                      **options)))
 
 
 ORACLE_INPUTS = {port: oracle_frames(1, port, 150) for port in range(4)}
