@@ -132,10 +132,6 @@ def _scapy():
     return Ether, Raw, conf
 
 
-def scapy_available() -> bool:
-    return _scapy() is not None
-
-
 def check_field_name(name: str) -> None:
     """Refuse (SimError) a name that is neither a record field, a fixed-offset field, nor
     ``Layer.field`` of a layer class scapy knows."""

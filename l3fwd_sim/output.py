@@ -42,7 +42,10 @@ class PortOutputs:
         np.take(batch.heads, sent, axis=0, out=sorted_rows[:, 16:], mode="clip")
         caplen = batch.caplen[sent]
         record_headers(sorted_rows, caplen, batch.wirelen[sent], batch.ts_ns[sent], self._nanosecond)
-        in_place = _records_in_place(batch, sent, sorted_rows) if (caplen > HEAD_BYTES).any() else None
+        in_place = None
+        if (caplen > HEAD_BYTES).any():
+            offsets, block_id = batch.source_offsets(sent), batch.source_id[sent]
+            in_place = _records_in_place(batch, sorted_rows, caplen, offsets, block_id)
         for port, writer in self.writers.items():
             start, end = int(bounds[port]) - first, int(bounds[port + 1]) - first
             if start == end:
@@ -51,8 +54,9 @@ class PortOutputs:
             if in_place is None:
                 writer.write_rows(sorted_rows[start:end], cap)
             else:
-                writer.write_parts(_parts(batch, sent[start:end], sorted_rows[start:end], cap,
-                                          in_place[start:end]), end - start)
+                part = slice(start, end)
+                writer.write_parts(_parts(batch, sorted_rows[part], cap, in_place[part], offsets[part],
+                                          block_id[part]), end - start)
 
     def commit(self) -> None:
         for writer in self.writers.values():
@@ -63,16 +67,16 @@ class PortOutputs:
             writer.abort()
 
 
-def _records_in_place(batch: PacketBatch, sent: np.ndarray, rows: np.ndarray) -> np.ndarray:
+def _records_in_place(batch: PacketBatch, rows: np.ndarray, caplen: np.ndarray, offsets: np.ndarray,
+                      block_id: np.ndarray) -> np.ndarray:
     """Which sent packets can be written straight from the input buffer, record header
     included: those whose input record header is already exactly the output one (a
     classic pcap record of the output's byte order and resolution, not cut or converted
     by the reader). Their edited heads are first put back into the buffer, so it then
     holds the output bytes; runs of such records are written with one call."""
-    in_place = np.zeros(len(sent), bool)
-    offsets = batch.source_offsets(sent)
-    for block_id, source in enumerate(batch.sources):
-        mine = np.flatnonzero((batch.source_id[sent] == block_id) & (offsets >= 16))
+    in_place = np.zeros(len(rows), bool)
+    for i, source in enumerate(batch.sources):
+        mine = np.flatnonzero((block_id == i) & (offsets >= 16))
         if not len(mine):
             continue
         block = source.block
@@ -80,7 +84,7 @@ def _records_in_place(batch: PacketBatch, sent: np.ndarray, rows: np.ndarray) ->
         same = (headers == rows[mine, :16]).all(axis=1)
         mine = mine[same]
         in_place[mine] = True
-        width = np.minimum(batch.caplen[sent[mine]], HEAD_BYTES)
+        width = np.minimum(caplen[mine], HEAD_BYTES)
         for size in np.unique(width).tolist():          # a frame's own bytes only: windows never overlap
             same_size = mine[width == size]
             windows = np.lib.stride_tricks.sliding_window_view(block, size, writeable=True)
@@ -88,21 +92,19 @@ def _records_in_place(batch: PacketBatch, sent: np.ndarray, rows: np.ndarray) ->
     return in_place
 
 
-def _parts(batch: PacketBatch, sent: np.ndarray, rows: np.ndarray, caplen: np.ndarray,
-           in_place: np.ndarray) -> list[memoryview]:
+def _parts(batch: PacketBatch, rows: np.ndarray, caplen: np.ndarray, in_place: np.ndarray,
+           offsets: np.ndarray, block_id: np.ndarray) -> list[memoryview]:
     """The byte ranges that make up one port's records, in order: runs of consecutive
     in-place records as single slices of their input buffer, the others as their row
     (record header and head) followed by their tail."""
-    offsets = batch.source_offsets(sent)
-    block_id = batch.source_id[sent]
-    follows = np.zeros(len(sent), bool)                   # record k directly follows record k-1 in its buffer
+    follows = np.zeros(len(rows), bool)                   # record k directly follows record k-1 in its buffer
     follows[1:] = (in_place[1:] & in_place[:-1] & (block_id[1:] == block_id[:-1])
                    & (offsets[1:] - 16 == offsets[:-1] + caplen[:-1]))
     views = [memoryview(source.block) for source in batch.sources]
     flat = memoryview(rows.reshape(-1))
     width = rows.shape[1]
     parts = []
-    starts = np.flatnonzero(~follows).tolist() + [len(sent)]
+    starts = np.flatnonzero(~follows).tolist() + [len(rows)]
     offsets, block_id, caplen, in_place = offsets.tolist(), block_id.tolist(), caplen.tolist(), in_place.tolist()
     with paused_gc():
         for start, end in zip(starts[:-1], starts[1:]):

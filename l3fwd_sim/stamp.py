@@ -63,11 +63,6 @@ class StreamRenderer:
             self._payload_prefix = np.concatenate(
                 [np.zeros(1, np.uint64), np.cumsum(padded.view(">u2"), dtype=np.uint64)])
 
-    def frame_lengths(self, wire_sizes: np.ndarray, fcs: int) -> np.ndarray:
-        """Captured frame length for each on-wire size; never shorter than the headers
-        (as TRex pads a template only up to the requested size)."""
-        return np.maximum(wire_sizes - fcs, self.header_len)
-
     def _payload_sum(self, frame_len: np.ndarray) -> np.ndarray:
         n = frame_len - self.header_len
         total = self._payload_prefix[n >> 1]
