@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import kernels
 from .batch import PacketBatch
 from .pcap import HEAD_BYTES, RECORD_ROW, PcapWriter, paused_gc, record_headers
 
@@ -56,7 +57,7 @@ class PortOutputs:
             else:
                 part = slice(start, end)
                 writer.write_parts(_parts(batch, sorted_rows[part], cap, in_place[part], offsets[part],
-                                          block_id[part]), end - start)
+                                          block_id[part]), end - start, 16 * (end - start) + int(cap.sum()))
 
     def commit(self) -> None:
         for writer in self.writers.values():
@@ -79,16 +80,10 @@ def _records_in_place(batch: PacketBatch, rows: np.ndarray, caplen: np.ndarray, 
         mine = np.flatnonzero((block_id == i) & (offsets >= 16))
         if not len(mine):
             continue
-        block = source.block
-        headers = np.lib.stride_tricks.sliding_window_view(block, 16)[offsets[mine] - 16]
-        same = (headers == rows[mine, :16]).all(axis=1)
-        mine = mine[same]
+        mine = mine[kernels.windows_equal(source.block, offsets[mine] - 16, rows[mine, :16])]
         in_place[mine] = True
-        width = np.minimum(caplen[mine], HEAD_BYTES)
-        for size in np.unique(width).tolist():          # a frame's own bytes only: windows never overlap
-            same_size = mine[width == size]
-            windows = np.lib.stride_tricks.sliding_window_view(block, size, writeable=True)
-            windows[offsets[same_size]] = rows[same_size, 16:16 + size]
+        # a frame's own bytes only: windows never overlap
+        kernels.scatter_windows(source.block, offsets[mine], np.minimum(caplen[mine], HEAD_BYTES), rows[mine, 16:])
     return in_place
 
 

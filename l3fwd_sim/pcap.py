@@ -39,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import kernels
 from .atomic import AtomicFile
 from .errors import SimError
 from .linktypes import ETHERNET as LINKTYPE_ETHERNET, Conversion, conversion
@@ -83,10 +84,8 @@ def strip_fcs(caplen: np.ndarray, wirelen: np.ndarray, fcs) -> tuple[np.ndarray,
 
 def frame_heads(buf: np.ndarray, offsets: np.ndarray, caplen: np.ndarray) -> np.ndarray:
     """Owned copies of the first HEAD_BYTES bytes of each frame, zero past its end."""
-    heads = np.lib.stride_tricks.sliding_window_view(buf, HEAD_BYTES)[offsets]
-    short = caplen < HEAD_BYTES
-    if short.any():
-        heads[short] *= (np.arange(HEAD_BYTES) < caplen[short, None])
+    heads = np.empty((len(offsets), HEAD_BYTES), np.uint8)
+    kernels.gather_windows(buf, offsets, caplen, heads)
     return heads
 
 
@@ -241,7 +240,6 @@ class PcapReader:
         # through the walk.
         self._plain = self._link is None and not self._fcs
         self._unpack = struct.Struct(order + "IIII").unpack_from
-        self._caplen_at = struct.Struct(order + "I").unpack_from
         self._u4 = np.dtype(order + "u4")
         self._advance(24)
 
@@ -334,6 +332,8 @@ class PcapReader:
         if n < 16:
             return 0
         hdr = np.ndarray((n, 4), self._u4, self._buf, self._start, (stride, 4))
+        if (hdr[:16, 2] != cap).any():         # varying sizes: not worth a look at all n
+            return 0
         bad = np.flatnonzero(hdr[:, 2] != cap)
         n = int(bad[0]) if len(bad) else n
         if n < 16:
@@ -350,35 +350,30 @@ class PcapReader:
         return n
 
     def _walk(self, limit: int, parts: list) -> int:
-        """Record-by-record walk for captures of varying sizes: a tight loop over the
-        bytes already buffered reads only each captured length (a refill only when a
-        record runs past them); the record headers are then gathered in one go."""
-        starts = []
-        caplen_at = self._caplen_at
-        while len(starts) < limit:
+        """Record-by-record walk for captures of varying sizes over the bytes already
+        buffered, reading only each captured length (a refill only when a record runs
+        past them); the record headers are then gathered in one go."""
+        offsets = np.empty(limit, np.int64)
+        count = 0
+        while count < limit:
             self._fill(min(_BLOCK, 16 + MAX_CAPLEN))
-            buf, pos, end = self._buf, self._start, self._end
-            first = len(starts)
-            while len(starts) < limit and end - pos >= 16:
-                cap = caplen_at(buf, pos + 8)[0]
-                if cap > MAX_CAPLEN:
-                    self._advance(pos - self._start)
-                    self._record_header(pos)           # raises, naming the offset
-                if end - pos - 16 < cap:
-                    break
-                starts.append(pos + 16)
-                pos += 16 + cap
+            got, pos, bad = kernels.scan_records(self._buf, self._start, self._end, limit - count,
+                                                 self._order == ">", MAX_CAPLEN, offsets[count:])
             self._advance(pos - self._start)
-            if len(starts) == first:                  # nothing more fits: end of file (or a cut record)
+            if bad:
+                self._record_header(pos)               # raises, naming the offset
+            count += got
+            if not got:                               # nothing more fits: end of file (or a cut record)
                 break
-        if starts:
-            offsets = np.array(starts, np.int64)
-            sec, frac, cap, wire = np.lib.stride_tricks.sliding_window_view(self._buf, 16)[offsets - 16].view(
-                self._u4).astype(np.int64).T
+        if count:
+            offsets = offsets[:count]
+            headers = np.empty((count, 16), np.uint8)
+            kernels.gather_windows(self._buf, offsets - 16, np.full(count, 16), headers)
+            sec, frac, cap, wire = headers.view(self._u4).astype(np.int64).T
             ts_ns = sec * 1_000_000_000 + frac * (1 if self.nanosecond else 1000)
             self._add_walked(parts, offsets, cap.copy(), wire.copy(), ts_ns,
                              self._snap, self._fcs, [(self._link, slice(None))] if self._link else [])
-        return len(starts)
+        return count
 
     def _add_walked(self, parts: list, offsets, caplen, wirelen, ts_ns, snap, fcs, conversions) -> None:
         """Records as libpcap hands them over, as Ethernet: the snaplen cut, the FCS
@@ -471,7 +466,7 @@ class PcapWriter:
         record_headers(rows, caplen, wirelen, ts_ns, self._nanosecond)
         if tails:
             with paused_gc():
-                self.write_parts(_row_parts(rows, caplen, iter(tails)), len(rows))
+                self.write_parts(_row_parts(rows, caplen, iter(tails)), len(rows), 16 * len(rows) + int(caplen.sum()))
         else:
             self.write_rows(rows, caplen)
 
@@ -482,13 +477,16 @@ class PcapWriter:
             return
         first = int(caplen[0])
         if (caplen == first).all():          # fixed-size frames: rows cut to one width
-            self._file.write(rows if first == HEAD_BYTES else np.ascontiguousarray(rows[:, :16 + first]))
+            data = rows if first == HEAD_BYTES else np.ascontiguousarray(rows[:, :16 + first])
         else:
-            self._file.write(rows[np.arange(RECORD_ROW) < 16 + caplen[:, None]])
+            data = rows[np.arange(RECORD_ROW) < 16 + caplen[:, None]]
+        self._out.reserve(data.nbytes)
+        self._file.write(data)
         self.packets += len(rows)
 
-    def write_parts(self, parts: list, packets: int) -> None:
-        """Append ``packets`` records given as consecutive byte ranges."""
+    def write_parts(self, parts: list, packets: int, nbytes: int) -> None:
+        """Append ``packets`` records (``nbytes`` in all) given as consecutive byte ranges."""
+        self._out.reserve(nbytes)
         self._file.writelines(parts)
         self.packets += packets
 

@@ -18,18 +18,22 @@ from .batch import PacketBatch
 from .pcap import PcapReader
 from .ports import MAX_PORTS
 
+SUPER_BURST_BYTES = 6 << 20     # 64K records of 64-byte frames
+
 
 def poll(readers: dict[int, PcapReader], rx_burst: int, chunk_packets: int = 65536,
          rounds: tuple[int, int | None] = (0, None)) -> Iterator[PacketBatch]:
     """Yield the received packets of polling rounds ``rounds[0]`` up to (not including)
-    ``rounds[1]`` (None: to the end) as super-bursts in processing order.
+    ``rounds[1]`` (None: to the end) as super-bursts in processing order: at most
+    ``chunk_packets`` packets, and about ``SUPER_BURST_BYTES`` of records.
 
     Each yielded batch is only valid until the next one is requested (it refers to the
     readers' buffers)."""
     first_round, last_round = rounds
     active = [port for port in sorted(readers) if _skip(readers[port], first_round * rx_burst)]
+    packets = chunk_packets
     while active and (last_round is None or first_round < last_round):
-        n_rounds = max(1, chunk_packets // (rx_burst * len(active)))
+        n_rounds = max(1, packets // (rx_burst * len(active)))
         if last_round is not None:
             n_rounds = min(n_rounds, last_round - first_round)
         sources = []
@@ -41,7 +45,12 @@ def poll(readers: dict[int, PcapReader], rx_burst: int, chunk_packets: int = 655
                 sources.append((port, records))
         if not sources:
             return
-        yield _merge(sources, first_round, rx_burst)
+        batch = _merge(sources, first_round, rx_burst)
+        # Big frames: fewer packets per super-burst, so that its bytes stay in cache
+        # between the stages that touch them (IMIX measured 1.1 -> 1.6 Mpps).
+        record_bytes = 16 * len(batch) + int(batch.caplen.sum())
+        packets = min(chunk_packets, max(1, SUPER_BURST_BYTES * len(batch) // record_bytes))
+        yield batch
         first_round += n_rounds
 
 
