@@ -77,13 +77,7 @@ def _records_in_place(batch: PacketBatch, rows: np.ndarray, caplen: np.ndarray, 
     holds the output bytes; runs of such records are written with one call."""
     in_place = np.zeros(len(rows), bool)
     for i, source in enumerate(batch.sources):
-        mine = np.flatnonzero((block_id == i) & (offsets >= 16))
-        if not len(mine):
-            continue
-        mine = mine[kernels.windows_equal(source.block, offsets[mine] - 16, rows[mine, :16])]
-        in_place[mine] = True
-        # a frame's own bytes only: windows never overlap
-        kernels.scatter_windows(source.block, offsets[mine], np.minimum(caplen[mine], HEAD_BYTES), rows[mine, 16:])
+        in_place[kernels.restore_records(source.block, offsets, caplen, rows, np.flatnonzero(block_id == i))] = True
     return in_place
 
 
@@ -99,18 +93,17 @@ def _parts(batch: PacketBatch, rows: np.ndarray, caplen: np.ndarray, in_place: n
     flat = memoryview(rows.reshape(-1))
     width = rows.shape[1]
     parts = []
-    starts = np.flatnonzero(~follows).tolist() + [len(rows)]
-    offsets, block_id, caplen, in_place = offsets.tolist(), block_id.tolist(), caplen.tolist(), in_place.tolist()
+    starts = np.flatnonzero(~follows)
+    lasts = np.append(starts[1:], len(rows)) - 1
+    run = zip(starts.tolist(), in_place[starts].tolist(), block_id[starts].tolist(), offsets[starts].tolist(),
+              (offsets[lasts] + caplen[lasts]).tolist(), caplen[starts].tolist())
     with paused_gc():
-        for start, end in zip(starts[:-1], starts[1:]):
-            if in_place[start]:
-                last = end - 1
-                parts.append(views[block_id[start]][offsets[start] - 16: offsets[last] + caplen[last]])
-                continue
-            cap = caplen[start]                            # not in place: a run of one
-            if cap > HEAD_BYTES:
+        for start, whole, block, first, end, cap in run:
+            if whole:
+                parts.append(views[block][first - 16:end])
+            elif cap > HEAD_BYTES:                         # not in place: a run of one
                 parts.append(flat[start * width:(start + 1) * width])
-                parts.append(views[block_id[start]][offsets[start] + HEAD_BYTES: offsets[start] + cap])
+                parts.append(views[block][first + HEAD_BYTES:end])
             else:
                 parts.append(flat[start * width:start * width + 16 + cap])
     return parts

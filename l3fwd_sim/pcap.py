@@ -351,14 +351,15 @@ class PcapReader:
 
     def _walk(self, limit: int, parts: list) -> int:
         """Record-by-record walk for captures of varying sizes over the bytes already
-        buffered, reading only each captured length (a refill only when a record runs
-        past them); the record headers are then gathered in one go."""
+        buffered, reading each captured length and copying each record header (a
+        refill only when a record runs past the buffered bytes)."""
         offsets = np.empty(limit, np.int64)
+        headers = np.empty((limit, 16), np.uint8)
         count = 0
         while count < limit:
             self._fill(min(_BLOCK, 16 + MAX_CAPLEN))
-            got, pos, bad = kernels.scan_records(self._buf, self._start, self._end, limit - count,
-                                                 self._order == ">", MAX_CAPLEN, offsets[count:])
+            got, pos, bad = kernels.scan_records(self._buf, self._start, self._end, limit - count, self._order == ">",
+                                                 MAX_CAPLEN, offsets[count:], headers[count:])
             self._advance(pos - self._start)
             if bad:
                 self._record_header(pos)               # raises, naming the offset
@@ -366,9 +367,7 @@ class PcapReader:
             if not got:                               # nothing more fits: end of file (or a cut record)
                 break
         if count:
-            offsets = offsets[:count]
-            headers = np.empty((count, 16), np.uint8)
-            kernels.gather_windows(self._buf, offsets - 16, np.full(count, 16), headers)
+            offsets, headers = offsets[:count], headers[:count]
             sec, frac, cap, wire = headers.view(self._u4).astype(np.int64).T
             ts_ns = sec * 1_000_000_000 + frac * (1 if self.nanosecond else 1000)
             self._add_walked(parts, offsets, cap.copy(), wire.copy(), ts_ns,
