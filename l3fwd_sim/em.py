@@ -17,6 +17,8 @@ dict built from the same flows.
 """
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 
 from .rules import EmRule
@@ -26,14 +28,17 @@ _MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
                  0xD6E8FEB86659FD93, 0xFF51AFD7ED558CCD], np.uint64)
 
 
+_V4_KEY = struct.Struct(">QI").unpack_from        # addresses at 26..33, L4 ports at 34..37
+_V6_KEY = struct.Struct(">QQQQI").unpack_from     # addresses at 22..53, L4 ports at 54..57
+
+
 def key_of(frame: bytes, family: int) -> tuple[int, ...]:
     """The key words of one frame (long enough for the key: MIN_EM_IPV4/6 bytes)."""
     if family == 4:
-        return (int.from_bytes(frame[26:34], "big"),
-                frame[23] << 32 | int.from_bytes(frame[34:38], "big"))
-    return (int.from_bytes(frame[22:30], "big"), int.from_bytes(frame[30:38], "big"),
-            int.from_bytes(frame[38:46], "big"), int.from_bytes(frame[46:54], "big"),
-            frame[20] << 32 | int.from_bytes(frame[54:58], "big"))
+        addresses, ports = _V4_KEY(frame, 26)
+        return addresses, frame[23] << 32 | ports
+    *addresses, ports = _V6_KEY(frame, 22)
+    return (*addresses, frame[20] << 32 | ports)
 
 
 def keys_of(heads: np.ndarray, rows: np.ndarray, family: int) -> np.ndarray:

@@ -269,20 +269,25 @@ class StrideTable:
     def lookup(self, key: int) -> int | None:
         # memoryviews index to Python ints several times faster than numpy scalars:
         # this is the simple pipeline's per-packet lookup
-        if type(key) is not int:
-            key = int(key)
-        if not 0 <= key < self._key_limit:
-            raise LpmError(f"address must be a {self.key_bits}-bit unsigned int, got {key!r}")
+        if type(key) is not int or not 0 <= key < self._key_limit:
+            key = self._lookup_key(key)
         shift = self._shift24
         e = self._tbl24_view[key >> shift]
-        if e & _EXT:
+        if e >= _EXT_VALID:
             tbl8 = self._tbl8_view
             if len(tbl8) != len(self.tbl8):           # tbl8 was reallocated (grown)
                 tbl8 = self._tbl8_view = memoryview(self.tbl8)
-            while e & _EXT:
+            while e >= _EXT_VALID:
                 shift -= 8
                 e = tbl8[(e & self._pmask) << 8 | (key >> shift) & 0xFF]
-        return e & self._pmask if e & _VALID else None
+        return e & self._pmask if e >= _VALID else None
+
+    def _lookup_key(self, key) -> int:
+        """``key`` as a Python int (numpy integers are accepted), or LpmError."""
+        key = int(key)
+        if not 0 <= key < self._key_limit:
+            raise LpmError(f"address must be a {self.key_bits}-bit unsigned int, got {key!r}")
+        return key
 
     def is_rule_present(self, key: int, depth: int) -> int | None:
         key, depth, _ = self._check(key, depth)

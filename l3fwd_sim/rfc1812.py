@@ -15,10 +15,13 @@ laid over the big-endian field (``N' = bswap16(bswap16(N) + 1)``).
 """
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 
 # Offsets in the frame (Ethernet header of 14 bytes, IPv4 header right after it).
 VERSION_IHL, TOTAL_LENGTH, TTL, CHECKSUM = 14, 16, 22, 24
+_LE16 = struct.Struct("<H")       # the checksum, read as DPDK's little-endian uint16 does
 
 
 def is_valid_ipv4_pkt(frame: bytes | bytearray, pkt_len: int) -> bool:
@@ -31,15 +34,13 @@ def is_valid_ipv4_pkt(frame: bytes | bytearray, pkt_len: int) -> bool:
     return version_ihl >> 4 == 4 and version_ihl & 0x0F >= 5 and total_length >= 20
 
 
-def update_ttl_checksum(frame: bytearray) -> None:
+def update_ttl_checksum(frame: memoryview | bytearray) -> None:
     """``--ttl; ++hdr_checksum`` on one frame, in place."""
     frame[TTL] = (frame[TTL] - 1) & 0xFF
-    value = (frame[CHECKSUM] | frame[CHECKSUM + 1] << 8) + 1
-    frame[CHECKSUM] = value & 0xFF
-    frame[CHECKSUM + 1] = (value >> 8) & 0xFF
+    _LE16.pack_into(frame, CHECKSUM, (_LE16.unpack_from(frame, CHECKSUM)[0] + 1) & 0xFFFF)
 
 
-def rfc1812_process_one(frame: bytearray) -> bool:
+def rfc1812_process_one(frame: memoryview | bytearray) -> bool:
     """``rfc1812_process`` on one frame: update TTL and checksum; True if to be dropped."""
     update_ttl_checksum(frame)
     return (frame[VERSION_IHL] - 0x45) & 0xFF > 10 or (frame[TOTAL_LENGTH] == 0 and frame[TOTAL_LENGTH + 1] < 20)

@@ -5,6 +5,8 @@ by line. Each function forwards one frame, editing it in place, and returns
 ``(dst_port, 0)`` or ``(-1, drop reason)``."""
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 
 from .. import em
@@ -18,9 +20,20 @@ TRUNCATED = REASON_CODE["truncated"]
 RFC1812_INVALID = REASON_CODE["rfc1812_invalid"]
 UNKNOWN_PTYPE = REASON_CODE["unknown_ptype"]
 NOT_TCP_UDP = REASON_CODE["not_tcp_udp"]
+_BE32 = struct.Struct(">I").unpack_from           # an IPv4 address: 3x faster than int.from_bytes
+_BE128 = struct.Struct(">QQ").unpack_from
 
 
-def _send(frame: bytearray, next_hop: int | None, portid: int, ipv4: bool, ports) -> tuple[int, int]:
+def ipv4_dst(frame) -> int:
+    return _BE32(frame, 30)[0]
+
+
+def ipv6_dst(frame) -> int:
+    high, low = _BE128(frame, 38)
+    return high << 64 | low
+
+
+def _send(frame: memoryview, next_hop: int | None, portid: int, ipv4: bool, ports) -> tuple[int, int]:
     """The common tail of the LPM and EM simple paths: a miss goes back to the input
     port, so does a port outside the portmask (the re-check), then ``--ttl; ++cksum``
     for IPv4 and the MAC rewrite."""
@@ -31,7 +44,7 @@ def _send(frame: bytearray, next_hop: int | None, portid: int, ipv4: bool, ports
     return dst_port, 0
 
 
-def lpm_simple_forward(frame: bytearray, pkt_len: int, portid: int, setup) -> tuple[int, int]:
+def lpm_simple_forward(frame: memoryview, pkt_len: int, portid: int, setup) -> tuple[int, int]:
     if pkt_len < MIN_ETHER:
         return -1, TRUNCATED
     routes = setup.routes
@@ -41,17 +54,17 @@ def lpm_simple_forward(frame: bytearray, pkt_len: int, portid: int, setup) -> tu
             return -1, RFC1812_INVALID
         if pkt_len < MIN_IPV4_LPM:
             return -1, TRUNCATED
-        next_hop = routes.v4.lookup(int.from_bytes(frame[30:34], "big"))     # destination address
+        next_hop = routes.v4.lookup(ipv4_dst(frame))
     elif kind == IPV6:
         if pkt_len < MIN_IPV6_LPM:
             return -1, TRUNCATED
-        next_hop = routes.v6.lookup(int.from_bytes(frame[38:54], "big"))
+        next_hop = routes.v6.lookup(ipv6_dst(frame))
     else:
         return -1, UNKNOWN_PTYPE     # "Free the mbuf that contains non-IPV4/IPV6 packet" (D1)
     return _send(frame, next_hop, portid, kind == IPV4, setup.ports)
 
 
-def em_simple_forward(frame: bytearray, pkt_len: int, portid: int, setup) -> tuple[int, int]:
+def em_simple_forward(frame: memoryview, pkt_len: int, portid: int, setup) -> tuple[int, int]:
     """Only IPv4/IPv6 TCP/UDP (by ``em_parse_ptype``) are forwarded; the rest is freed
     (D1–D4). DPDK frees an RFC 1812-invalid packet and then still enqueues it (a
     use-after-free, D9); l3fwd-sim drops it."""
@@ -76,7 +89,7 @@ def em_simple_forward(frame: bytearray, pkt_len: int, portid: int, setup) -> tup
     return _send(frame, next_hop, portid, kind == EM_IPV4, setup.ports)
 
 
-def fib_forward(frame: bytearray, pkt_len: int, portid: int, setup) -> tuple[int, int]:
+def fib_forward(frame: memoryview, pkt_len: int, portid: int, setup) -> tuple[int, int]:
     """Every packet without the IPv4 type is looked up as IPv6 (D10); the default next
     hop (a miss) is the input port; no portmask re-check; RFC 1812 as the multi path."""
     if pkt_len < MIN_ETHER:
@@ -86,10 +99,10 @@ def fib_forward(frame: bytearray, pkt_len: int, portid: int, setup) -> tuple[int
     if pkt_len < (MIN_IPV4_LPM if is_v4 else MIN_IPV6_LPM):
         return -1, TRUNCATED
     if is_v4:
-        next_hop = routes.v4.lookup(int.from_bytes(frame[30:34], "big"))     # destination address
+        next_hop = routes.v4.lookup(ipv4_dst(frame))
         default = routes.default4
     else:
-        next_hop = routes.v6.lookup(int.from_bytes(frame[38:54], "big"))
+        next_hop = routes.v6.lookup(ipv6_dst(frame))
         default = routes.default6
     if next_hop is None:
         next_hop = portid if default is None else default
@@ -106,15 +119,14 @@ def forward(batch, setup, timer) -> tuple[np.ndarray, np.ndarray]:
     forward_one = FORWARD[setup.lookup]
     width = HEAD_BYTES
     with timer("forward"):
-        raw = bytearray(batch.heads.tobytes())    # one copy; frames are cut from it and put back
+        raw = bytearray(batch.heads.tobytes())    # one copy, edited in place through frame views
+        frames = memoryview(raw)
         dest, reason = [], []
-        for i, (pkt_len, portid) in enumerate(zip(batch.caplen.tolist(), batch.in_port.tolist())):
-            start = i * width
-            frame = raw[start:start + min(pkt_len, width)]
-            port, why = forward_one(frame, pkt_len, portid, setup)
+        starts = range(0, len(batch) * width, width)
+        for start, frame_len, pkt_len, portid in zip(starts, np.minimum(batch.caplen, width).tolist(),
+                                                     batch.caplen.tolist(), batch.in_port.tolist()):
+            port, why = forward_one(frames[start:start + frame_len], pkt_len, portid, setup)
             dest.append(port)
             reason.append(why)
-            if port >= 0:
-                raw[start:start + len(frame)] = frame
         batch.heads[:] = np.frombuffer(raw, np.uint8).reshape(batch.heads.shape)
     return np.array(dest, np.int64), np.array(reason, np.uint8)
