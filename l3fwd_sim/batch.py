@@ -11,10 +11,9 @@ from .pcap import RecordBatch
 
 @dataclass
 class PacketBatch:
-    heads: np.ndarray      # (n, HEAD_BYTES) uint8: first bytes of each frame; stages edit it in place
+    rows: np.ndarray       # (n, RECORD_ROW) uint8: record header + frame head (RecordBatch.rows);
+                           # stages edit the heads in place, the writers take whole rows
     caplen: np.ndarray     # int64: the frame length (DPDK's pkt_len with net_pcap)
-    wirelen: np.ndarray    # int64: original length on the wire, kept in the output
-    ts_ns: np.ndarray      # int64: input timestamps, kept in the output
     in_port: np.ndarray    # int64: RX port
     burst: np.ndarray      # int64: id of the rte_eth_rx_burst call that received the packet
     sources: list[RecordBatch]   # where bytes beyond HEAD_BYTES are
@@ -23,6 +22,11 @@ class PacketBatch:
 
     def __len__(self) -> int:
         return len(self.caplen)
+
+    @property
+    def heads(self) -> np.ndarray:
+        """(n, HEAD_BYTES) view: the first bytes of each frame, zero past its end."""
+        return self.rows[:, 16:]
 
     def source_offsets(self, rows: np.ndarray) -> np.ndarray:
         """Where the selected frames start in their sources' buffers."""

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import kernels
 from .batch import PacketBatch
-from .pcap import HEAD_BYTES, RECORD_ROW, PcapWriter, paused_gc, record_headers
+from .pcap import HEAD_BYTES, RECORD_ROW, PcapWriter, paused_gc
 
 
 class PortOutputs:
@@ -40,9 +40,9 @@ class PortOutputs:
         first = int(bounds[0])
         sent = order[first:]
         sorted_rows = self._buffer(len(sent))
-        np.take(batch.heads, sent, axis=0, out=sorted_rows[:, 16:], mode="clip")
+        np.take(batch.rows, sent, axis=0, out=sorted_rows, mode="clip")
         caplen = batch.caplen[sent]
-        record_headers(sorted_rows, caplen, batch.wirelen[sent], batch.ts_ns[sent], self._nanosecond)
+        self._to_output_resolution(batch, sent, sorted_rows)
         in_place = None
         if (caplen > HEAD_BYTES).any():
             offsets, block_id = batch.source_offsets(sent), batch.source_id[sent]
@@ -58,6 +58,15 @@ class PortOutputs:
                 part = slice(start, end)
                 writer.write_parts(_parts(batch, sorted_rows[part], cap, in_place[part], offsets[part],
                                           block_id[part]), end - start, 16 * (end - start) + int(cap.sum()))
+
+    def _to_output_resolution(self, batch: PacketBatch, sent: np.ndarray, rows: np.ndarray) -> None:
+        """Record headers whose fractions are in another resolution than the output's: a
+        microsecond input beside a nanosecond one, nanosecond rows of a pcapng input."""
+        for i, source in enumerate(batch.sources):
+            if source.nanosecond != self._nanosecond:
+                frac = rows[:, 4:8].view("<u4")[:, 0]
+                mine = batch.source_id[sent] == i
+                frac[mine] = frac[mine] * 1000 if self._nanosecond else frac[mine] // 1000
 
     def commit(self) -> None:
         for writer in self.writers.values():

@@ -56,21 +56,47 @@ _OTHER_FORMATS = {b"\x28\xb5\x2f\xfd": "zstd-compressed", b"BZh": "bzip2-compres
 _LT_FCS_PRESENT = 0x04000000  # libpcap pcap-common.h: FCS length in the top 4 bits, in 16-bit words
 
 
+RECORD_ROW = 16 + HEAD_BYTES   # a record header followed by a frame's head
+
+
 @dataclass
 class RecordBatch:
-    """Consecutive records of one capture. ``block`` (the reader's buffer) is only
-    valid until the reader's next ``read``; ``offsets`` index packet data in it.
-    ``heads`` may be a view into ``block`` (editing it in place is allowed: the bytes
-    are the batch's own), so it shares that lifetime."""
-    heads: np.ndarray     # (n, HEAD_BYTES) uint8, zero past each packet's end
-    caplen: np.ndarray    # int64
-    wirelen: np.ndarray   # int64
-    ts_ns: np.ndarray     # int64 nanoseconds since the epoch
+    """Consecutive records of one capture, as libpcap hands them over.
+
+    ``rows[i]`` is record i laid out as a pcap record starts: its 16-byte record header
+    (little-endian, in the reader's timestamp resolution, with the captured length of
+    the frame as handed over) followed by the frame's first HEAD_BYTES bytes, zero past
+    its end — the bytes an output record starts with. ``block`` (the reader's buffer)
+    holds the whole frames at ``offsets``. Both are only valid until the reader's next
+    ``read``: ``rows`` may be a view into ``block`` (editing it in place is allowed: the
+    bytes are the batch's own)."""
+    rows: np.ndarray      # (n, RECORD_ROW) uint8
     block: np.ndarray     # uint8 buffer holding the packet bytes
     offsets: np.ndarray   # int64 start of each packet in ``block``
+    nanosecond: bool      # the record headers' fractions are nanoseconds (else µs)
 
     def __len__(self) -> int:
-        return len(self.caplen)
+        return len(self.rows)
+
+    @property
+    def heads(self) -> np.ndarray:
+        return self.rows[:, 16:]
+
+    def _field(self, k: int) -> np.ndarray:
+        return self.rows[:, 4 * k:4 * k + 4].view("<u4")[:, 0].astype(np.int64)
+
+    @property
+    def caplen(self) -> np.ndarray:
+        return self._field(2)
+
+    @property
+    def wirelen(self) -> np.ndarray:
+        return self._field(3)
+
+    @property
+    def ts_ns(self) -> np.ndarray:
+        """int64 nanoseconds since the epoch."""
+        return self._field(0) * 1_000_000_000 + self._field(1) * (1 if self.nanosecond else 1000)
 
 
 def strip_fcs(caplen: np.ndarray, wirelen: np.ndarray, fcs) -> tuple[np.ndarray, np.ndarray]:
@@ -80,13 +106,6 @@ def strip_fcs(caplen: np.ndarray, wirelen: np.ndarray, fcs) -> tuple[np.ndarray,
     keeps what it has before the FCS. Lengths never go below 0."""
     frame_end = np.maximum(caplen, wirelen) - fcs
     return np.clip(np.minimum(caplen, frame_end), 0, None), np.clip(wirelen - fcs, 0, None)
-
-
-def frame_heads(buf: np.ndarray, offsets: np.ndarray, caplen: np.ndarray) -> np.ndarray:
-    """Owned copies of the first HEAD_BYTES bytes of each frame, zero past its end."""
-    heads = np.empty((len(offsets), HEAD_BYTES), np.uint8)
-    kernels.gather_windows(buf, offsets, caplen, heads)
-    return heads
 
 
 def libpcap_snaplen(snaplen: int) -> int:
@@ -292,7 +311,7 @@ class PcapReader:
 
     def read(self, max_records: int) -> RecordBatch:
         """Return up to ``max_records`` further records (fewer only at end of file)."""
-        parts: list[tuple] = []      # (offsets, caplen, wirelen, ts_ns, heads) per run of records
+        parts: list[tuple] = []      # (offsets, rows) per run of records
         count = 0
         self._compact()
         self._fill(min(len(self._buf) - HEAD_BYTES - self._start, max_records * 96))
@@ -320,7 +339,8 @@ class PcapReader:
 
     def _take_fixed_run(self, limit: int, parts: list) -> int:
         """Take the longest run of records with the first one's captured length: one
-        strided view gives all their record headers and frame heads."""
+        strided view gives all their record headers and frame heads (as the batch's
+        rows when the frames are at least HEAD_BYTES long and the file little-endian)."""
         if not self._plain:
             return 0
         cap = self._record_header(self._start)[2]
@@ -338,14 +358,14 @@ class PcapReader:
         n = int(bad[0]) if len(bad) else n
         if n < 16:
             return 0
-        width = min(cap, HEAD_BYTES)
-        heads = np.ndarray((n, width), np.uint8, self._buf, self._start + 16, (stride, 1))
-        if width < HEAD_BYTES:                 # short frames: a zero-padded copy
-            heads = np.pad(heads, ((0, 0), (0, HEAD_BYTES - width)))
-        hdr = hdr[:n].astype(np.int64)
-        ts_ns = hdr[:, 0] * 1_000_000_000 + hdr[:, 1] * (1 if self.nanosecond else 1000)
-        parts.append((self._start + 16 + stride * np.arange(n, dtype=np.int64),
-                      hdr[:, 2], hdr[:, 3], ts_ns, heads))
+        if cap >= HEAD_BYTES and self._order == "<":      # the records themselves, no copy
+            rows = np.ndarray((n, RECORD_ROW), np.uint8, self._buf, self._start, (stride, 1))
+        else:                                  # short frames zero-padded, big-endian headers swapped
+            rows = np.zeros((n, RECORD_ROW), np.uint8)
+            rows[:, :16].view("<u4")[:] = hdr[:n]
+            width = min(cap, HEAD_BYTES)
+            rows[:, 16:16 + width] = np.ndarray((n, width), np.uint8, self._buf, self._start + 16, (stride, 1))
+        parts.append((self._start + 16 + stride * np.arange(n, dtype=np.int64), rows))
         self._advance(stride * n)
         return n
 
@@ -367,39 +387,43 @@ class PcapReader:
             if not got:                               # nothing more fits: end of file (or a cut record)
                 break
         if count:
-            offsets, headers = offsets[:count], headers[:count]
-            sec, frac, cap, wire = headers.view(self._u4).astype(np.int64).T
-            ts_ns = sec * 1_000_000_000 + frac * (1 if self.nanosecond else 1000)
-            self._add_walked(parts, offsets, cap.copy(), wire.copy(), ts_ns,
+            sec, frac, cap, wire = headers[:count].view(self._u4).astype(np.int64).T
+            self._add_walked(parts, offsets[:count], cap.copy(), wire.copy(), sec, frac,
                              self._snap, self._fcs, [(self._link, slice(None))] if self._link else [])
         return count
 
-    def _add_walked(self, parts: list, offsets, caplen, wirelen, ts_ns, snap, fcs, conversions) -> None:
+    def _add_walked(self, parts: list, offsets, caplen, wirelen, sec, frac, snap, fcs, conversions) -> None:
         """Records as libpcap hands them over, as Ethernet: the snaplen cut, the FCS
         removed, other link types converted (``conversions``: (Conversion, rows) pairs);
-        then their heads. ``snap`` and ``fcs`` are scalars or per-record arrays."""
+        then their rows. ``sec``/``frac`` are in the rows' resolution; ``snap`` and
+        ``fcs`` are scalars or per-record arrays."""
         caplen = np.minimum(caplen, snap)
         if np.any(fcs):
             caplen, wirelen = strip_fcs(caplen, wirelen, fcs)
         for link, rows in conversions:
             offsets[rows], caplen[rows], wirelen[rows] = link.to_ethernet(
                 self._buf, offsets[rows], caplen[rows], wirelen[rows])
-        parts.append((offsets, caplen, wirelen, ts_ns, frame_heads(self._buf, offsets, caplen)))
+        rows = np.empty((len(offsets), RECORD_ROW), np.uint8)
+        header = rows[:, :16].view("<u4")
+        header[:, 0], header[:, 1], header[:, 2], header[:, 3] = sec, frac, caplen, wirelen
+        kernels.gather_windows(self._buf, offsets, caplen, rows[:, 16:])
+        parts.append((offsets, rows))
 
     def _advance(self, nbytes: int) -> None:
         self._start += nbytes
         self._file_pos += nbytes
 
+    @property
+    def _rows_nanosecond(self) -> bool:
+        """The resolution of the record headers in the batches: the file's."""
+        return self.nanosecond
+
     def _batch(self, parts: list) -> RecordBatch:
         if not parts:
-            empty = np.zeros(0, np.int64)
-            return RecordBatch(np.zeros((0, HEAD_BYTES), np.uint8), empty, empty, empty, self._buf, empty)
-        offsets, caplen, wirelen, ts_ns, heads = (
-            parts[0] if len(parts) == 1 else [np.concatenate(column) for column in zip(*parts)])
-        return RecordBatch(heads, caplen, wirelen, ts_ns, self._buf, offsets)
-
-
-RECORD_ROW = 16 + HEAD_BYTES   # a record header followed by a frame's head
+            return RecordBatch(np.zeros((0, RECORD_ROW), np.uint8), self._buf, np.zeros(0, np.int64),
+                               self._rows_nanosecond)
+        offsets, rows = parts[0] if len(parts) == 1 else [np.concatenate(column) for column in zip(*parts)]
+        return RecordBatch(rows, self._buf, offsets, self._rows_nanosecond)
 
 
 def record_headers(rows: np.ndarray, caplen: np.ndarray, wirelen: np.ndarray, ts_ns: np.ndarray,

@@ -42,7 +42,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from .linktypes import FRONT_ROOM, Conversion, conversion
-from .pcap import _BLOCK, HEAD_BYTES, MAX_CAPLEN, PCAPNG_MAGIC, PcapReader, libpcap_snaplen
+from .pcap import _BLOCK, HEAD_BYTES, MAX_CAPLEN, PCAPNG_MAGIC, RECORD_ROW, PcapReader, libpcap_snaplen, record_headers
 
 SHB, IDB, PB, SPB, EPB = PCAPNG_MAGIC, 1, 2, 3, 6
 _PACKET_BLOCKS = (EPB, SPB, PB)
@@ -86,6 +86,7 @@ class PcapngReader(PcapReader):
     """Streaming pcapng reader; see the module docstring for what it accepts."""
 
     _MIN_RECORD = 12       # smallest block: type, length, trailer
+    _rows_nanosecond = True  # interfaces differ (and a later section may add finer ones): rows keep ns
     _FRONT = FRONT_ROOM    # room before a Simple Packet Block's data for a raw-IP rewrite
 
     @property
@@ -289,7 +290,7 @@ class PcapngReader(PcapReader):
             rows = np.flatnonzero(owner == k)
             if len(rows):
                 conversions.append((link, rows))
-        self._add_walked(parts, offsets, caplen, wirelen, ts_ns, snap[owner], 0, conversions)
+        self._add_walked(parts, offsets, caplen, wirelen, *np.divmod(ts_ns, 1_000_000_000), snap[owner], 0, conversions)
 
     # -----------------------------------------------------------------------------------
     # runs of same-size Enhanced Packet Blocks
@@ -326,10 +327,9 @@ class PcapngReader(PcapReader):
             return 0                                 # near a limit: the walk checks each record
         ts_ns = ticks.astype(np.int64) * iface.scale + iface.tsoffset * 10**9
         width = min(cap, HEAD_BYTES)
-        heads = np.ndarray((n, width), np.uint8, self._buf, pos + 28, (length, 1))
-        if width < HEAD_BYTES:
-            heads = np.pad(heads, ((0, 0), (0, HEAD_BYTES - width)))
-        parts.append((pos + 28 + length * np.arange(n, dtype=np.int64), fields[:, 5].astype(np.int64),
-                      fields[:, 6].astype(np.int64), ts_ns, heads))
+        rows = np.zeros((n, RECORD_ROW), np.uint8)
+        record_headers(rows, fields[:, 5], fields[:, 6], ts_ns, True)
+        rows[:, 16:16 + width] = np.ndarray((n, width), np.uint8, self._buf, pos + 28, (length, 1))
+        parts.append((pos + 28 + length * np.arange(n, dtype=np.int64), rows))
         self._advance(length * n)
         return n

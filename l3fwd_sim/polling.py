@@ -15,7 +15,7 @@ from typing import Iterator
 import numpy as np
 
 from .batch import PacketBatch
-from .pcap import PcapReader
+from .pcap import RECORD_ROW, PcapReader
 from .ports import MAX_PORTS
 
 SUPER_BURST_BYTES = 6 << 20     # 64K records of 64-byte frames
@@ -76,43 +76,41 @@ def _merge(sources, first_round: int, rx_burst: int) -> PacketBatch:
     if len(sources) == 1:
         j = np.arange(total, dtype=np.int64)
         port = sources[0][0]
-        return PacketBatch(first.heads, first.caplen, first.wirelen, first.ts_ns, np.full(total, port, np.int64),
-                           (first_round + j // rx_burst) * MAX_PORTS + port, [first], np.zeros(total, np.int64), j)
+        return _batch(first.rows, np.full(total, port, np.int64), (first_round + j // rx_burst) * MAX_PORTS + port,
+                      [first], np.zeros(total, np.int64), j)
     if (counts == rounds * rx_burst).all():
         return _interleave_full_rounds(sources, first_round, rx_burst, rounds)
     per_round = np.clip(counts[None, :] - rx_burst * np.arange(rounds)[:, None], 0, rx_burst)
     round_start = (np.cumsum(per_round.ravel()) - per_round.ravel()).reshape(per_round.shape)
-    batch = PacketBatch(np.empty((total, first.heads.shape[1]), np.uint8),
-                        *(np.empty(total, np.int64) for _ in range(5)),
-                        [rec for _, rec in sources], np.empty(total, np.int64), np.empty(total, np.int64))
+    rows = np.empty((total, RECORD_ROW), np.uint8)
+    in_port, burst, source_id, source_row = (np.empty(total, np.int64) for _ in range(4))
     for i, (port, rec) in enumerate(sources):
         j = np.arange(len(rec), dtype=np.int64)
         rx_round = j // rx_burst
         pos = round_start[rx_round, i] + j % rx_burst
-        batch.heads[pos] = rec.heads
-        batch.caplen[pos] = rec.caplen
-        batch.wirelen[pos] = rec.wirelen
-        batch.ts_ns[pos] = rec.ts_ns
-        batch.in_port[pos] = port
-        batch.burst[pos] = (first_round + rx_round) * MAX_PORTS + port
-        batch.source_id[pos] = i
-        batch.source_row[pos] = j
-    return batch
+        rows[pos] = rec.rows
+        in_port[pos] = port
+        burst[pos] = (first_round + rx_round) * MAX_PORTS + port
+        source_id[pos] = i
+        source_row[pos] = j
+    return _batch(rows, in_port, burst, [rec for _, rec in sources], source_id, source_row)
 
 
 def _interleave_full_rounds(sources, first_round: int, rx_burst: int, rounds: int) -> PacketBatch:
     """Every source has ``rounds`` full bursts: processing order is a transpose of
     (source, round, packet) to (round, source, packet), copied in burst-sized blocks."""
-    def interleave(arrays):
-        stacked = np.stack([a.reshape(rounds, rx_burst, *a.shape[1:]) for a in arrays], axis=1)
-        return stacked.reshape(-1, *arrays[0].shape[1:])
     ports = np.array([port for port, _ in sources], np.int64)
     shape = (rounds, len(sources), rx_burst)
     rx_round = np.arange(rounds, dtype=np.int64)[:, None, None]
-    return PacketBatch(interleave([rec.heads for _, rec in sources]),
-                       *(interleave([getattr(rec, f) for _, rec in sources]) for f in ("caplen", "wirelen", "ts_ns")),
-                       np.broadcast_to(ports[None, :, None], shape).ravel(),
-                       ((first_round + rx_round) * MAX_PORTS + ports[None, :, None] + np.zeros(shape, np.int64)).ravel(),
-                       [rec for _, rec in sources],
-                       np.broadcast_to(np.arange(len(sources))[None, :, None], shape).ravel(),
-                       (rx_round * rx_burst + np.arange(rx_burst)[None, None, :] + np.zeros(shape, np.int64)).ravel())
+    rows = np.stack([rec.rows.reshape(rounds, rx_burst, RECORD_ROW) for _, rec in sources], axis=1)
+    return _batch(rows.reshape(-1, RECORD_ROW),
+                  np.broadcast_to(ports[None, :, None], shape).ravel(),
+                  ((first_round + rx_round) * MAX_PORTS + ports[None, :, None] + np.zeros(shape, np.int64)).ravel(),
+                  [rec for _, rec in sources],
+                  np.broadcast_to(np.arange(len(sources))[None, :, None], shape).ravel(),
+                  (rx_round * rx_burst + np.arange(rx_burst)[None, None, :] + np.zeros(shape, np.int64)).ravel())
+
+
+def _batch(rows, in_port, burst, sources, source_id, source_row) -> PacketBatch:
+    caplen = rows[:, 8:12].view("<u4")[:, 0].astype(np.int64)
+    return PacketBatch(rows, caplen, in_port, burst, sources, source_id, source_row)

@@ -73,16 +73,22 @@ class PortConfig:
             src = (port_mac or {}).get(port, b"\x02pcap" + bytes([port]))
             self.eth_header[port] = np.frombuffer(dst + src, np.uint8)
         self._eth_header_bytes = [row.tobytes() for row in self.eth_header]
+        self._eth_words = (self.eth_header[:, :8].copy().view("<u8")[:, 0], self.eth_header[:, 8:].copy().view("<u4")[:, 0])
         self._enabled_flags = self.enabled[:MAX_PORTS].tolist()
 
     def is_enabled(self, port: int) -> bool:
         """l3fwd's re-check: ``port < RTE_MAX_ETHPORTS`` and set in the portmask."""
         return 0 <= port < MAX_PORTS and self._enabled_flags[port]
 
-    def rewrite(self, frame: bytearray, port: int) -> None:
+    def rewrite(self, frame: memoryview | bytearray, port: int) -> None:
         """MAC rewrite of one frame for TX port ``port``."""
         frame[0:12] = self._eth_header_bytes[port]
 
-    def rewrite_bulk(self, heads: np.ndarray, rows: np.ndarray, dest: np.ndarray) -> None:
+    def rewrite_bulk(self, heads: np.ndarray, rows: np.ndarray | slice, dest: np.ndarray) -> None:
         """MAC rewrite of ``heads[rows]`` for TX ports ``dest`` (same length as rows)."""
-        heads[rows, :12] = self.eth_header[dest]
+        if isinstance(rows, slice):               # in place, as an 8- and a 4-byte word per row
+            first, last = self._eth_words
+            heads[rows, :8].view("<u8")[:, 0] = first[dest]
+            heads[rows, 8:12].view("<u4")[:, 0] = last[dest]
+        else:
+            heads[rows, :12] = self.eth_header[dest]

@@ -35,7 +35,7 @@ def lpm_ptype(frame: bytes) -> int:
 
 def lpm_ptype_bulk(heads: np.ndarray) -> np.ndarray:
     """``lpm_ptype`` over a batch of frame heads (rows of at least 14 bytes)."""
-    ether_type = heads[:, 12].astype(np.uint16) << 8 | heads[:, 13]
+    ether_type = heads[:, 12:14].view(">u2")[:, 0]
     ptype = np.zeros(len(heads), np.uint8)
     ptype[ether_type == ETHER_TYPE_IPV4] = IPV4
     ptype[ether_type == ETHER_TYPE_IPV6] = IPV6
