@@ -52,7 +52,7 @@ def rfc1812_process(heads: np.ndarray, rows: np.ndarray | slice) -> np.ndarray:
     be a slice (every packet IPv4: in-place column views, no copies)."""
     version_ihl = heads[rows, VERSION_IHL]
     invalid = (version_ihl - np.uint8(0x45)) > 10                     # uint8 wrap, as in C
-    invalid |= (heads[rows, TOTAL_LENGTH] == 0) & (heads[rows, TOTAL_LENGTH + 1] < 20)
+    invalid |= heads[rows, TOTAL_LENGTH:TOTAL_LENGTH + 2].view(">u2")[:, 0] < 20
     heads[rows, TTL] -= np.uint8(1)
     if isinstance(rows, slice):
         heads[rows, CHECKSUM:CHECKSUM + 2].view("<u2")[...] += np.uint16(1)
