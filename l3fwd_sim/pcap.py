@@ -216,7 +216,7 @@ class PcapReader:
         self.path = Path(path)
         self._file = self._source.file
         self.gzip = self._source.gzip
-        self._buf = np.zeros(_BLOCK + HEAD_BYTES, np.uint8)  # slack keeps head views in bounds
+        self._buf = np.empty(_BLOCK + HEAD_BYTES, np.uint8)  # slack keeps head views in bounds (never zeroed: 0.7 ms)
         self._start = self._end = 0       # unparsed bytes are _buf[_start:_end]
         self._file_pos = 0                # file offset (of the decompressed data) of _buf[_start]
         self._eof = False
@@ -292,11 +292,13 @@ class PcapReader:
         if self._end >= want or self._eof:
             return
         if want > len(self._buf) - HEAD_BYTES:
-            grown = np.zeros(max(want, 2 * len(self._buf)) + HEAD_BYTES, np.uint8)
+            grown = np.empty(max(want, 2 * len(self._buf)) + HEAD_BYTES, np.uint8)
             grown[: self._end] = self._buf[: self._end]
             self._buf = grown
-        # read what is wanted, in 1 MiB steps: a full buffer would only be moved again by _compact
-        limit = min(len(self._buf) - HEAD_BYTES, max(want, self._end + (1 << 20)))
+        # read what is wanted, a little more (a full buffer would only be moved again by
+        # _compact): 64 KiB at first (opening a file to check it touches little), 1 MiB once reading
+        step = 1 << 20 if self._file_pos else 1 << 16
+        limit = min(len(self._buf) - HEAD_BYTES, max(want, self._end + step))
         view = memoryview(self._buf)[:limit]
         while self._end < want and not self._eof:
             try:
