@@ -31,7 +31,7 @@ def _any(rows, n: int) -> bool:
 
 
 def _ipv4_dst(heads, rows):
-    return np.ascontiguousarray(heads[rows, 30:34]).view(">u4").ravel().astype(np.uint32)
+    return heads[rows, 30:34].view(">u4")[:, 0]
 
 
 def _ipv6_dst(heads, rows):
