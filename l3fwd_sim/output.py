@@ -26,12 +26,12 @@ class PortOutputs:
             self.abort()
             raise
         self._nanosecond = nanosecond
-        self._rows = np.empty((0, RECORD_ROW), np.uint8)
+        self._rows = np.empty(0, np.uint8)
 
-    def _buffer(self, n: int) -> np.ndarray:
-        if len(self._rows) < n:                    # grown once, then reused: no page faults per batch
-            self._rows = np.empty((n, RECORD_ROW), np.uint8)
-        return self._rows[:n]
+    def _buffer(self, n: int, width: int) -> np.ndarray:
+        if len(self._rows) < n * width:            # grown once, then reused: no page faults per batch
+            self._rows = np.empty(n * RECORD_ROW, np.uint8)
+        return self._rows[:n * width].reshape(n, width)
 
     def write(self, batch: PacketBatch, dest: np.ndarray) -> None:
         """Append the packets of ``batch`` to the pcap of their ``dest`` port (-1: dropped)."""
@@ -39,9 +39,12 @@ class PortOutputs:
         bounds = np.cumsum(np.bincount(dest + 1, minlength=max(self.writers) + 2))
         first = int(bounds[0])
         sent = order[first:]
-        sorted_rows = self._buffer(len(sent))
-        np.take(batch.rows, sent, axis=0, out=sorted_rows, mode="clip")
         caplen = batch.caplen[sent]
+        width = RECORD_ROW
+        if len(sent) and caplen.max() < HEAD_BYTES and caplen.min() == caplen.max():
+            width = 16 + int(caplen[0])            # short fixed-size frames: the records themselves
+        sorted_rows = self._buffer(len(sent), width)
+        np.take(batch.rows[:, :width], sent, axis=0, out=sorted_rows, mode="clip")
         self._to_output_resolution(batch, sent, sorted_rows)
         in_place = None
         if (caplen > HEAD_BYTES).any():

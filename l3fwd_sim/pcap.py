@@ -363,10 +363,13 @@ class PcapReader:
         if cap >= HEAD_BYTES and self._order == "<":      # the records themselves, no copy
             rows = np.ndarray((n, RECORD_ROW), np.uint8, self._buf, self._start, (stride, 1))
         else:                                  # short frames zero-padded, big-endian headers swapped
-            rows = np.zeros((n, RECORD_ROW), np.uint8)
-            rows[:, :16].view("<u4")[:] = hdr[:n]
-            width = min(cap, HEAD_BYTES)
-            rows[:, 16:16 + width] = np.ndarray((n, width), np.uint8, self._buf, self._start + 16, (stride, 1))
+            width = 16 + min(cap, HEAD_BYTES)
+            rows = np.empty((n, RECORD_ROW), np.uint8)
+            rows[:, :width] = np.ndarray((n, width), np.uint8, self._buf, self._start, (stride, 1))
+            rows[:, width:] = 0
+            if self._order == ">":
+                header = rows[:, :16].view("<u4")
+                header[:] = header.byteswap()
         parts.append((self._start + 16 + stride * np.arange(n, dtype=np.int64), rows))
         self._advance(stride * n)
         return n
