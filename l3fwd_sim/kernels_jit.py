@@ -63,7 +63,7 @@ def _warm_up() -> None:
     # One call each on tiny arrays of the types the readers and writers pass: machine
     # code is loaded from the cache (or compiled) now, not inside the first run.
     buf, none = np.zeros(256, np.uint8), np.zeros(0, np.int64)
-    scan_records(buf, 0, 0, 0, False, 0, none, np.zeros((0, 16), np.uint8))
+    scan_records(buf, 0, 0, 0, False, 0, none, np.zeros((0, 80), np.uint8)[:, :16])   # into record rows
     gather_windows(buf, none, none, np.zeros((0, 64), np.uint8))
     gather_windows(buf, none, none, np.zeros((0, 80), np.uint8)[:, 16:])      # into record rows
     restore_records(buf, none, none, np.zeros((0, 80), np.uint8), none, np.zeros(0, np.bool_))

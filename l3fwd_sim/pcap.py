@@ -376,15 +376,15 @@ class PcapReader:
 
     def _walk(self, limit: int, parts: list) -> int:
         """Record-by-record walk for captures of varying sizes over the bytes already
-        buffered, reading each captured length and copying each record header (a
-        refill only when a record runs past the buffered bytes)."""
+        buffered, reading each captured length and copying each record header into
+        its row (a refill only when a record runs past the buffered bytes)."""
         offsets = np.empty(limit, np.int64)
-        headers = np.empty((limit, 16), np.uint8)
+        rows = np.empty((limit, RECORD_ROW), np.uint8)
         count = 0
         while count < limit:
             self._fill(min(_BLOCK, 16 + MAX_CAPLEN))
             got, pos, bad = kernels.scan_records(self._buf, self._start, self._end, limit - count, self._order == ">",
-                                                 MAX_CAPLEN, offsets[count:], headers[count:])
+                                                 MAX_CAPLEN, offsets[count:], rows[count:, :16])
             self._advance(pos - self._start)
             if bad:
                 self._record_header(pos)               # raises, naming the offset
@@ -392,25 +392,27 @@ class PcapReader:
             if not got:                               # nothing more fits: end of file (or a cut record)
                 break
         if count:
-            sec, frac, cap, wire = headers[:count].view(self._u4).astype(np.int64).T
-            self._add_walked(parts, offsets[:count], cap.copy(), wire.copy(), sec, frac,
-                             self._snap, self._fcs, [(self._link, slice(None))] if self._link else [])
+            rows = rows[:count]
+            header = rows[:, :16].view("<u4")
+            if self._order == ">":
+                header[:] = header.byteswap()
+            self._add_walked(parts, offsets[:count], header[:, 2].astype(np.int64), header[:, 3].astype(np.int64),
+                             rows, self._snap, self._fcs, [(self._link, slice(None))] if self._link else [])
         return count
 
-    def _add_walked(self, parts: list, offsets, caplen, wirelen, sec, frac, snap, fcs, conversions) -> None:
+    def _add_walked(self, parts: list, offsets, caplen, wirelen, rows, snap, fcs, conversions) -> None:
         """Records as libpcap hands them over, as Ethernet: the snaplen cut, the FCS
         removed, other link types converted (``conversions``: (Conversion, rows) pairs);
-        then their rows. ``sec``/``frac`` are in the rows' resolution; ``snap`` and
-        ``fcs`` are scalars or per-record arrays."""
+        then their rows (whose timestamps, in the rows' resolution, are already there).
+        ``snap`` and ``fcs`` are scalars or per-record arrays."""
         caplen = np.minimum(caplen, snap)
         if np.any(fcs):
             caplen, wirelen = strip_fcs(caplen, wirelen, fcs)
-        for link, rows in conversions:
-            offsets[rows], caplen[rows], wirelen[rows] = link.to_ethernet(
-                self._buf, offsets[rows], caplen[rows], wirelen[rows])
-        rows = np.empty((len(offsets), RECORD_ROW), np.uint8)
+        for link, which in conversions:
+            offsets[which], caplen[which], wirelen[which] = link.to_ethernet(
+                self._buf, offsets[which], caplen[which], wirelen[which])
         header = rows[:, :16].view("<u4")
-        header[:, 0], header[:, 1], header[:, 2], header[:, 3] = sec, frac, caplen, wirelen
+        header[:, 2], header[:, 3] = caplen, wirelen
         kernels.gather_windows(self._buf, offsets, caplen, rows[:, 16:])
         parts.append((offsets, rows))
 

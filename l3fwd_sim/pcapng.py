@@ -290,7 +290,10 @@ class PcapngReader(PcapReader):
             rows = np.flatnonzero(owner == k)
             if len(rows):
                 conversions.append((link, rows))
-        self._add_walked(parts, offsets, caplen, wirelen, *np.divmod(ts_ns, 1_000_000_000), snap[owner], 0, conversions)
+        rows = np.empty((len(offsets), RECORD_ROW), np.uint8)
+        header = rows[:, :16].view("<u4")
+        header[:, 0], header[:, 1] = np.divmod(ts_ns, 1_000_000_000)
+        self._add_walked(parts, offsets, caplen, wirelen, rows, snap[owner], 0, conversions)
 
     # -----------------------------------------------------------------------------------
     # runs of same-size Enhanced Packet Blocks
