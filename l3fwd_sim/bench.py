@@ -39,6 +39,7 @@ class BenchOptions:
     outdir: Path | None = None               # keeps the generated traffic and outputs; default a temp dir
     jobs: int = 1
     testpmd: bool = True                     # also io / macswap on IPV4-CONT-BURST: the seed's "gap"
+    end_to_end: bool = True                  # also imix traffic and --jobs 2 (lpm, multi)
     progress: object = None                  # called with a line of text as each measurement ends
 
 
@@ -91,6 +92,8 @@ def bench(opt: BenchOptions) -> dict:
         result = {"count": opt.count, "ports": PORTS, "rows": rows}
         if opt.testpmd:
             result["testpmd"] = _testpmd_gap(base / "ipv4-cont-burst" / "in", opt)
+        if opt.end_to_end:
+            result["end_to_end"] = _end_to_end(base, opt)
         if opt.outdir:
             out = AtomicFile(base / "bench.json")
             out.file.write(json.dumps(result, indent=2).encode() + b"\n")
@@ -113,6 +116,22 @@ def _testpmd_gap(traffic: Path, opt: BenchOptions) -> list[dict]:
     return gap
 
 
+def _end_to_end(base: Path, opt: BenchOptions) -> list[dict]:
+    """``run --lookup lpm --pipeline multi`` on IPV4-CONT-BURST beyond 64-byte frames:
+    imix sizes (mostly bytes to move), and split over 2 worker processes."""
+    imix = base / "ipv4-cont-burst-imix" / "in"
+    generate(GenerateOptions(outdir=imix, pattern="IPV4-CONT-BURST", ports=PORTS, count=opt.count // PORTS,
+                             size="imix", seed=1))
+    cases = (("--size imix", imix, 1), ("--size 64, --jobs 1", base / "ipv4-cont-burst" / "in", 1),
+             ("--size 64, --jobs 2", base / "ipv4-cont-burst" / "in", 2))
+    results = []
+    for label, traffic, jobs in cases:
+        stats = run(RunOptions(inputs=find_inputs([str(traffic)]), outdir=traffic.parent / f"lpm-multi-jobs{jobs}",
+                               lookup="lpm", pipeline="multi", jobs=jobs))
+        results.append({"traffic": label, "jobs": jobs, "mpps": stats["mpps"], "packets": stats["totals"]["rx"]})
+    return results
+
+
 def format_row(row: dict) -> str:
     s, m = row["simple"], row["multi"]
     run_length = f"{m['mean_run_length']:.1f}" if m["mean_run_length"] else "-"
@@ -132,6 +151,8 @@ def format_table(result: dict) -> str:
     lines = [HEADER, *(format_row(row) for row in result["rows"])]
     for entry in result.get("testpmd", []):
         lines.append(f"{entry['app']:<36} {entry['mpps']:7.2f} Mpps")
+    for entry in result.get("end_to_end", []):
+        lines.append(f"{'l3fwd lpm multi, ' + entry['traffic']:<36} {entry['mpps']:7.2f} Mpps")
     return "\n".join(lines)
 
 

@@ -259,14 +259,16 @@ def generate_command(ctx, pattern, outdir, streams, ports, count, size, rate, se
               show_default=True, help="Keeps the traffic, outputs, bench.json and bench.png.")
 @click.option("--jobs", type=int, default=1, show_default=True, help="Worker processes per run.")
 @click.option("--no-testpmd", is_flag=True, help="Skip the testpmd io/macswap comparison.")
+@click.option("--no-end-to-end", is_flag=True, help="Skip the imix and --jobs 2 runs.")
 @click.option("--json", "as_json", is_flag=True, help="Print bench.json on stdout.")
-def bench_command(count, lookups, outdir, jobs, no_testpmd, as_json):
+def bench_command(count, lookups, outdir, jobs, no_testpmd, no_end_to_end, as_json):
     """Re-run the 2014 l3fwd experiment: five traffic patterns, both pipelines."""
     from .bench import HEADER, BenchOptions, bench, format_table, plot
     if not as_json:
         click.echo(HEADER)
     result = bench(BenchOptions(count=count, lookups=tuple(lookups) or ("lpm", "em"), outdir=outdir, jobs=jobs,
-                                testpmd=not no_testpmd, progress=None if as_json else click.echo))
+                                testpmd=not no_testpmd, end_to_end=not no_end_to_end,
+                                progress=None if as_json else click.echo))
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return

@@ -44,3 +44,11 @@ def test_bench_json_and_table(result, tmp_path_factory):
     table = format_table(result)
     assert all(pattern in table for pattern in SEED_GAIN_PERCENT)
     assert "testpmd --forward-mode io" in table
+
+
+def test_end_to_end_runs_imix_and_two_jobs(result):
+    """imix traffic and --jobs 2 forward every packet of the pattern (4096 here)."""
+    cases = {(e["traffic"], e["jobs"]) for e in result["end_to_end"]}
+    assert cases == {("--size imix", 1), ("--size 64, --jobs 1", 1), ("--size 64, --jobs 2", 2)}
+    assert all(e["packets"] == 4096 and e["mpps"] > 0 for e in result["end_to_end"])
+    assert "--size imix" in format_table(result)
