@@ -52,10 +52,11 @@ def prepare_outdir(inputs: dict[int, Path], outdir: Path, tx_ports: list[int]) -
 
 
 def forward_rounds(lcore: Lcore, outdir: Path, stats: RunStats, tx=None,
-                   rounds: tuple[int, int | None] = (0, None)) -> None:
+                   rounds: tuple[int, int | None] = (0, None),
+                   before_commit: Callable[[PortOutputs], None] | None = None) -> None:
     """Forward polling rounds ``rounds`` of the inputs into ``outdir/port<N>.pcap``
-    (committed only if everything went well), counting into ``stats`` and ``tx`` (a
-    TxModel, or a TxLog in a ``--jobs`` worker)."""
+    (committed only if everything went well, ``before_commit`` included), counting
+    into ``stats`` and ``tx`` (a TxModel, or a TxLog in a ``--jobs`` worker)."""
     readers: dict[int, PcapReader] = {}
     try:
         for port, path in sorted(lcore.inputs.items()):
@@ -63,6 +64,8 @@ def forward_rounds(lcore: Lcore, outdir: Path, stats: RunStats, tx=None,
         outputs = PortOutputs(outdir, lcore.tx_ports, lcore.nanosecond)
         try:
             _loop(lcore, poll(readers, lcore.rx_burst, lcore.chunk_packets, rounds), outputs, stats, tx)
+            if before_commit:
+                before_commit(outputs)
             outputs.commit()
         except BaseException:
             outputs.abort()

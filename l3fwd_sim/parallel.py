@@ -1,16 +1,16 @@
-"""``--jobs N``: one run split over N worker processes, output byte-identical to one.
+"""``--jobs N``: one run split over N processes, output byte-identical to one.
 
 Forwarding decisions do not depend on the order packets are processed in (design-notes
 §3), and the output of a port is its packets in processing order. So the polling rounds
-are cut into N contiguous ranges; worker k forwards range k (reading past the rounds
-before it) into its own per-port segment files, and records its TX calls. The parent
-then appends the segments in range order behind the first one, replays the
-TX calls in order into the one TX model, and adds up the counters.
+are cut into N contiguous ranges: this process forwards the first straight into the
+outputs while forked worker k forwards range k (reading past the rounds before it) into
+its own per-port segment files and records its TX calls. Before the outputs are
+committed, the segments are appended in range order (copied inside the kernel), the TX
+calls replayed in order into the one TX model, and the counters added up.
 """
 from __future__ import annotations
 
 import multiprocessing
-import os
 import struct
 import tempfile
 from dataclasses import replace
@@ -54,16 +54,18 @@ def _worker(conn, lcore: Lcore, segdir: Path, rx_ports: list[int], rounds) -> No
 
 
 def run_jobs(lcore: Lcore, jobs: int, outdir: Path, stats: RunStats, tx_model: TxModel) -> None:
-    """Forward with ``jobs`` worker processes into ``outdir``, counting into ``stats``
-    and ``tx_model`` exactly as one process would."""
+    """Forward with ``jobs`` processes into ``outdir``, counting into ``stats`` and
+    ``tx_model`` exactly as one process would: this one forwards the first range of
+    rounds straight into the outputs, ``jobs - 1`` forked workers the others into
+    segments, which are appended (in range order) before the outputs are committed."""
     total = estimated_rounds(lcore.inputs, lcore.rx_burst)
     bounds = [total * k // jobs for k in range(jobs)] + [None]
     worker_lcore = replace(lcore, progress=None)
     ctx = multiprocessing.get_context("fork")     # workers inherit the built tables
     with tempfile.TemporaryDirectory(prefix=".jobs-", dir=outdir) as tmp:
-        segdirs = [Path(tmp) / str(k) for k in range(jobs)]
+        segdirs = [Path(tmp) / str(k) for k in range(1, jobs)]
         workers = []
-        for k, segdir in enumerate(segdirs):
+        for k, segdir in enumerate(segdirs, start=1):
             segdir.mkdir()
             receive, send = ctx.Pipe(duplex=False)
             process = ctx.Process(target=_worker, daemon=True,
@@ -71,38 +73,30 @@ def run_jobs(lcore: Lcore, jobs: int, outdir: Path, stats: RunStats, tx_model: T
             process.start()
             send.close()
             workers.append((process, receive))
+
+        def join_workers(outputs) -> None:
+            """The workers' counters and TX calls after this range's, their segments
+            behind this range's records."""
+            try:
+                results = [receive.recv() for _, receive in workers]
+            except EOFError:
+                raise SimError("a --jobs worker died; run again with --jobs 1") from None
+            for status, payload, _ in results:
+                if status != "ok":
+                    raise SimError(payload)
+            for _, worker_stats, log in results:
+                stats.merge(worker_stats)
+                log.replay(tx_model)
+            for port, writer in outputs.writers.items():
+                for segdir in segdirs:
+                    writer.append_records_of(segdir / f"port{port}.pcap")
+
         try:
-            results = [receive.recv() for _, receive in workers]
-        except EOFError:
-            raise SimError("a --jobs worker died; run again with --jobs 1") from None
+            forward_rounds(lcore, outdir, stats, tx_model, (bounds[0], bounds[1]), before_commit=join_workers)
+        except BaseException:
+            for process, _ in workers:
+                process.kill()
+            raise
         finally:
             for process, _ in workers:
                 process.join()
-        for status, payload, _ in results:
-            if status != "ok":
-                raise SimError(payload)
-        for _, worker_stats, log in results:
-            stats.merge(worker_stats)
-            log.replay(tx_model)
-        for port in lcore.tx_ports:
-            _concatenate(outdir / f"port{port}.pcap", [d / f"port{port}.pcap" for d in segdirs])
-
-
-def _concatenate(path: Path, segments: list[Path]) -> None:
-    """Append the later segments' records to the first segment (in the same temporary
-    directory), then rename it into place: the first range is never copied, the rest
-    is copied inside the kernel (``copy_file_range``)."""
-    first = segments[0]
-    with open(first, "r+b") as out:
-        end = os.fstat(out.fileno()).st_size
-        for segment in segments[1:]:
-            with open(segment, "rb") as f:
-                offset, size = _PCAP_HEADER, os.fstat(f.fileno()).st_size
-                while offset < size:
-                    copied = os.copy_file_range(f.fileno(), out.fileno(), size - offset, offset, end)
-                    if not copied:
-                        raise SimError(f"{segment}: could not be appended to {path}")
-                    offset += copied
-                    end += copied
-    path.unlink(missing_ok=True)        # see AtomicFile.commit: no forced flush on ext4
-    os.replace(first, path)
