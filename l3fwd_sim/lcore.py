@@ -1,6 +1,6 @@
-"""The lcore's main loop over a range of polling rounds: read a super-burst, forward
-it, account for TX, write it out (l3fwd's ``lpm_main_loop``, testpmd's ``run_pkt_fwd_on_lcore``).
-Shared by ``run`` and ``testpmd``, and by ``--jobs`` workers."""
+"""The lcore's main loop: read a super-burst, forward it, account for TX, write it out
+(l3fwd's ``lpm_main_loop``, testpmd's ``run_pkt_fwd_on_lcore``). Shared by ``run`` and
+``testpmd``, and by ``--jobs`` processes."""
 from __future__ import annotations
 
 import time
@@ -51,35 +51,43 @@ def prepare_outdir(inputs: dict[int, Path], outdir: Path, tx_ports: list[int]) -
     return nanosecond
 
 
-def forward_rounds(lcore: Lcore, outdir: Path, stats: RunStats, tx=None,
-                   rounds: tuple[int, int | None] = (0, None),
-                   before_commit: Callable[[PortOutputs], None] | None = None) -> None:
-    """Forward polling rounds ``rounds`` of the inputs into ``outdir/port<N>.pcap``
-    (committed only if everything went well, ``before_commit`` included), counting
-    into ``stats`` and ``tx`` (a TxModel, or a TxLog in a ``--jobs`` worker)."""
+def forward_all(lcore: Lcore, outdir: Path, stats: RunStats, tx=None) -> None:
+    """Forward every polling round of the inputs into ``outdir/port<N>.pcap``
+    (committed only if everything went well), counting into ``stats`` and ``tx``."""
+    outputs = PortOutputs(outdir, lcore.tx_ports, lcore.nanosecond)
+    try:
+        with open_readers(lcore.inputs) as readers:
+            main_loop(lcore, poll(readers, lcore.rx_burst, lcore.chunk_packets), outputs, stats, tx)
+            report_cut_short(readers, stats)
+        outputs.commit()
+    except BaseException:
+        outputs.abort()
+        raise
+
+
+@contextmanager
+def open_readers(inputs: dict[int, Path]):
+    """A PcapReader per input port, closed on leaving."""
     readers: dict[int, PcapReader] = {}
     try:
-        for port, path in sorted(lcore.inputs.items()):
+        for port, path in sorted(inputs.items()):
             readers[port] = PcapReader(path)
-        outputs = PortOutputs(outdir, lcore.tx_ports, lcore.nanosecond)
-        try:
-            _loop(lcore, poll(readers, lcore.rx_burst, lcore.chunk_packets, rounds), outputs, stats, tx)
-            if before_commit:
-                before_commit(outputs)
-            outputs.commit()
-        except BaseException:
-            outputs.abort()
-            raise
+        yield readers
     finally:
         for reader in readers.values():
             reader.close()
-    if rounds[1] is None:     # only the range that reads to the end reports a cut-short input (once)
-        for port, reader in readers.items():
-            if (warning := reader.cut_short()) is not None:
-                stats.input_cut_short(port, warning)
 
 
-def _loop(lcore: Lcore, batches, outputs: PortOutputs, stats: RunStats, tx) -> None:
+def report_cut_short(readers: dict[int, PcapReader], stats: RunStats) -> None:
+    """After reading to the end: a warning per input that ends inside a record."""
+    for port, reader in readers.items():
+        if (warning := reader.cut_short()) is not None:
+            stats.input_cut_short(port, warning)
+
+
+def main_loop(lcore: Lcore, batches, outputs: PortOutputs, stats: RunStats, tx, turn=None) -> None:
+    """Forward super-bursts, account for their TX, count and write them. With ``turn``
+    (``--jobs``), ``turn.wait()`` comes before each write: the outputs are shared."""
     total_bytes = sum(Path(p).stat().st_size for p in lcore.inputs.values())
     done_bytes = 0
 
@@ -100,6 +108,8 @@ def _loop(lcore: Lcore, batches, outputs: PortOutputs, stats: RunStats, tx) -> N
                 lcore.account(tx, batch, dest)
             stats.count(batch.in_port, reason, dest)
         with timer("write"):
+            if turn:
+                turn.wait()
             outputs.write(batch, dest)
         if lcore.progress:
             done_bytes += int(batch.caplen.sum()) + 16 * len(batch)

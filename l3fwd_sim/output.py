@@ -71,6 +71,10 @@ class PortOutputs:
                 mine = batch.source_id[sent] == i
                 frac[mine] = frac[mine] * 1000 if self._nanosecond else frac[mine] // 1000
 
+    def flush(self) -> None:
+        for writer in self.writers.values():
+            writer.flush()
+
     def commit(self) -> None:
         for writer in self.writers.values():
             writer.commit()

@@ -45,7 +45,6 @@ from .errors import SimError
 from .linktypes import ETHERNET as LINKTYPE_ETHERNET, Conversion, conversion
 
 HEAD_BYTES = 64          # covers the IPv6 EM key (frame bytes 18..57)
-_FILE_HEADER = 24        # a classic pcap file header
 MAX_CAPLEN = 262144      # libpcap's MAXIMUM_SNAPLEN: a larger record is damage, not data
 _BLOCK = 8 << 20
 _MAGIC = {0xA1B2C3D4: False, 0xA1B23C4D: True}   # magic -> nanosecond timestamps
@@ -485,7 +484,7 @@ class PcapWriter:
         self._file = self._out.file
         self._nanosecond = nanosecond
         magic = 0xA1B23C4D if nanosecond else 0xA1B2C3D4
-        self._file.write(struct.pack("<IHHiIII", magic, 2, 4, 0, 0, MAX_CAPLEN, LINKTYPE_ETHERNET))   # _FILE_HEADER bytes
+        self._file.write(struct.pack("<IHHiIII", magic, 2, 4, 0, 0, MAX_CAPLEN, LINKTYPE_ETHERNET))
         self.packets = 0
 
     def write(self, heads: np.ndarray, caplen: np.ndarray, wirelen: np.ndarray,
@@ -521,19 +520,10 @@ class PcapWriter:
         self._file.writelines(parts)
         self.packets += packets
 
-    def append_records_of(self, capture: Path) -> None:
-        """Append the records of ``capture`` (a pcap this class wrote with the same
-        settings), copied inside the kernel (``copy_file_range``)."""
+    def flush(self) -> None:
+        """Hand everything written so far to the file (a ``--jobs`` process, before
+        the next process appends to the same file)."""
         self._file.flush()
-        out = self._file.fileno()
-        with open(capture, "rb") as f:
-            offset, size = _FILE_HEADER, os.fstat(f.fileno()).st_size
-            self._out.reserve(size - offset)
-            while offset < size:
-                copied = os.copy_file_range(f.fileno(), out, size - offset, offset)
-                if not copied:
-                    raise SimError(f"{capture}: could not be appended to {self.path}")
-                offset += copied
 
     def commit(self) -> None:
         self._out.commit()

@@ -15,7 +15,7 @@ from typing import Callable
 
 from . import kernels
 from .errors import SimError
-from .lcore import Lcore, forward_rounds, prepare_outdir
+from .lcore import Lcore, forward_all, prepare_outdir
 from .parallel import run_jobs
 from .pipelines import Forwarding, pipeline
 from .ports import MAX_PORTS, PortConfig, ports_of, run_portmask
@@ -112,7 +112,7 @@ def run(opt: RunOptions) -> dict:
     if opt.jobs > 1:
         run_jobs(lcore, opt.jobs, opt.outdir, stats, tx_model)
     else:
-        forward_rounds(lcore, opt.outdir, stats, tx_model)
+        forward_all(lcore, opt.outdir, stats, tx_model)
     tx_model.drain()
     stats.tx_model = tx_model
     stats.elapsed = time.perf_counter() - started

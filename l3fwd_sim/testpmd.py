@@ -30,7 +30,7 @@ import numpy as np
 
 from . import kernels
 from .errors import SimError
-from .lcore import Lcore, forward_rounds, prepare_outdir
+from .lcore import Lcore, forward_all, prepare_outdir
 from .ports import MAX_PORTS, PortConfig, ports_of, run_portmask
 from .stats import RunStats, write_json_atomic
 from .testpmd_5tswap import five_tuple_swap
@@ -132,7 +132,7 @@ def testpmd_run(opt: TestpmdOptions) -> dict:
 
     lcore = Lcore(opt.inputs, opt.burst, forward, fwd_ports, prepare_outdir(opt.inputs, opt.outdir, fwd_ports),
                   chunk_packets=opt.chunk_packets, progress=opt.progress)
-    forward_rounds(lcore, opt.outdir, stats)
+    forward_all(lcore, opt.outdir, stats)
     stats.elapsed = time.perf_counter() - started
     stats.options = {"forward_mode": opt.forward_mode, "port_topology": opt.port_topology,
                      "burst": opt.burst, "portmask": f"0x{portmask:x}",
