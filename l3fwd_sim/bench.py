@@ -17,6 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import kernels
 from .atomic import AtomicFile
 from .generate import GenerateOptions, generate
 from .simulator import RunOptions, find_inputs, run
@@ -45,7 +46,9 @@ class BenchOptions:
 
 def _warm_up(directory: Path, lookups: tuple[str, ...]) -> None:
     """One small untimed run per lookup and pipeline first, so that the first measured
-    pattern does not pay for imports, table allocation and first-touch page faults."""
+    pattern does not pay for imports (numba's too), table allocation and first-touch
+    page faults."""
+    kernels.load()
     generate(GenerateOptions(outdir=directory / "in", pattern="IPV4-CONT-BURST", ports=PORTS, count=1024, seed=1))
     for lookup in lookups:
         for pipeline in ("simple", "multi"):

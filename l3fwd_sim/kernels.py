@@ -8,9 +8,9 @@ compiled loops. They model no DPDK behaviour. Each function here calls its compi
 kernel, or runs its numpy (or Python) twin when numba is missing or
 ``L3FWD_SIM_KERNELS=numpy`` is set; both give the same result, and the tests run both.
 
-numba is imported on first use (or by :func:`load`, which ``run`` calls before it starts
-its clock), and compiled code is cached on disk, so only the first run on a machine
-pays for compilation.
+numba is imported (0.4 s) by the first call over enough records to pay for it, so a run
+over fixed-size frames, which never walks more than a few records, starts without it;
+compiled code is cached on disk, so only the first run on a machine compiles.
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ import numpy as np
 _jit = None             # the module of compiled kernels once loaded; False: numba unavailable or disabled
 _use_jit = True
 _LE, _BE = struct.Struct("<I"), struct.Struct(">I")
+_WORTH_LOADING = 256    # records in one call that make importing numba worth it
 
 
 def load():
@@ -37,6 +38,12 @@ def load():
     return _jit if _jit and _use_jit else None
 
 
+def _for(records: int):
+    """The compiled kernels for a call over ``records`` records, or None: numba is
+    not imported for a handful of them."""
+    return load() if _jit is not None or records >= _WORTH_LOADING else None
+
+
 def use_numpy(enabled: bool = True) -> None:
     """Switch to the numpy twins (or back to the compiled kernels, if available)."""
     global _use_jit
@@ -50,7 +57,7 @@ def scan_records(buf: np.ndarray, pos: int, end: int, limit: int, big_endian: bo
     ``headers``; stop before a record that runs past ``end``, or at one whose captured
     length exceeds ``max_caplen`` (then ``bad``).
     Returns ``(records, position after them, bad)``."""
-    if (k := load()) is not None:
+    if (k := _for(limit)) is not None:
         n, pos, bad = k.scan_records(buf, pos, end, limit, big_endian, max_caplen, out, headers)
         return int(n), int(pos), bool(bad)
     caplen_at = (_BE if big_endian else _LE).unpack_from
@@ -73,7 +80,7 @@ def scan_records(buf: np.ndarray, pos: int, end: int, limit: int, big_endian: bo
 def gather_windows(buf: np.ndarray, starts: np.ndarray, widths: np.ndarray, out: np.ndarray) -> None:
     """``out[i]`` = the first ``widths[i]`` bytes at ``buf[starts[i]:]``, zero after them.
     ``buf`` must hold ``out.shape[1]`` bytes past every start."""
-    if (k := load()) is not None:
+    if (k := _for(len(starts))) is not None:
         return k.gather_windows(buf, starts, widths, out)
     width = out.shape[1]
     out[:] = np.lib.stride_tricks.sliding_window_view(buf, width)[starts]
@@ -90,7 +97,7 @@ def restore_records(buf: np.ndarray, offsets: np.ndarray, caplen: np.ndarray, ro
     back into the frame (its first ``min(caplen[r], head width)`` bytes) — the buffer
     then holds the whole output record. Returns the rows so restored, in order. Frames
     must not overlap."""
-    if (k := load()) is not None:
+    if (k := _for(len(which))) is not None:
         restored = np.zeros(len(which), bool)
         k.restore_records(buf, offsets, caplen, rows, which, restored)
         return which[restored]

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import kernels
 from .errors import SimError
 from .lcore import Lcore, forward_all, prepare_outdir
 from .parallel import run_jobs
@@ -95,7 +94,6 @@ def _validate(opt: RunOptions) -> int:
 def run(opt: RunOptions) -> dict:
     """Forward the inputs as dpdk-l3fwd would; write ``port<N>.pcap`` for every enabled
     port and ``stats.json`` into ``opt.outdir``; return the stats as a dict."""
-    kernels.load()          # numba's import and cached machine code: start-up, not forwarding
     started = time.perf_counter()
     portmask = _validate(opt)
     ports = PortConfig(portmask, opt.eth_dest, opt.port_mac)

@@ -28,7 +28,6 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from . import kernels
 from .errors import SimError
 from .lcore import Lcore, forward_all, prepare_outdir
 from .ports import MAX_PORTS, PortConfig, ports_of, run_portmask
@@ -106,7 +105,6 @@ def testpmd_run(opt: TestpmdOptions) -> dict:
     """Forward the inputs as dpdk-testpmd's ``--forward-mode`` engine would; write
     ``port<N>.pcap`` for every enabled port and ``stats.json`` into ``opt.outdir``;
     return the stats as a dict."""
-    kernels.load()          # numba's import and cached machine code: start-up, not forwarding
     started = time.perf_counter()
     portmask = _validate(opt)
     fwd_ports = ports_of(portmask)
