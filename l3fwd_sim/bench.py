@@ -121,7 +121,8 @@ def _testpmd_gap(traffic: Path, opt: BenchOptions) -> list[dict]:
 
 def _end_to_end(base: Path, opt: BenchOptions) -> list[dict]:
     """``run --lookup lpm --pipeline multi`` on IPV4-CONT-BURST beyond 64-byte frames:
-    imix sizes (mostly bytes to move), and split over 2 worker processes."""
+    imix sizes (mostly bytes to move), and split over 2 processes. Each the faster of two
+    runs: the first run on new traffic also pays for growing buffers and page faults."""
     imix = base / "ipv4-cont-burst-imix" / "in"
     generate(GenerateOptions(outdir=imix, pattern="IPV4-CONT-BURST", ports=PORTS, count=opt.count // PORTS,
                              size="imix", seed=1))
@@ -129,8 +130,9 @@ def _end_to_end(base: Path, opt: BenchOptions) -> list[dict]:
              ("--size 64, --jobs 2", base / "ipv4-cont-burst" / "in", 2))
     results = []
     for label, traffic, jobs in cases:
-        stats = run(RunOptions(inputs=find_inputs([str(traffic)]), outdir=traffic.parent / f"lpm-multi-jobs{jobs}",
-                               lookup="lpm", pipeline="multi", jobs=jobs))
+        stats = max((run(RunOptions(inputs=find_inputs([str(traffic)]), outdir=traffic.parent / f"lpm-multi-jobs{jobs}",
+                                    lookup="lpm", pipeline="multi", jobs=jobs)) for _ in range(2)),
+                    key=lambda s: s["mpps"])
         results.append({"traffic": label, "jobs": jobs, "mpps": stats["mpps"], "packets": stats["totals"]["rx"]})
     return results
 

@@ -41,18 +41,20 @@ def key_of(frame: bytes, family: int) -> tuple[int, ...]:
     return (*addresses, frame[20] << 32 | ports)
 
 
-def keys_of(heads: np.ndarray, rows: np.ndarray, family: int) -> np.ndarray:
-    """The key words of ``heads[rows]`` as an (n, KEY_WORDS) uint64 array."""
-    def be64(start):
-        return np.ascontiguousarray(heads[rows, start:start + 8]).view(">u8").ravel().astype(np.uint64)
-
-    def proto_ports(proto_at, ports_at):
-        ports = np.ascontiguousarray(heads[rows, ports_at:ports_at + 4]).view(">u4").ravel()
-        return heads[rows, proto_at].astype(np.uint64) << np.uint64(32) | ports.astype(np.uint64)
-
-    if family == 4:
-        return np.stack([be64(26), proto_ports(23, 34)], axis=1)
-    return np.stack([be64(22), be64(30), be64(38), be64(46), proto_ports(20, 54)], axis=1)
+def keys_of(heads: np.ndarray, rows: np.ndarray | slice, family: int) -> np.ndarray:
+    """The key words of ``heads[rows]`` as an (n, KEY_WORDS) uint64 array (``rows`` may
+    be a slice: then the fields are read through strided views, not copied first)."""
+    addresses_at, proto_at, ports_at = (26, 23, 34) if family == 4 else (22, 20, 54)
+    words = KEY_WORDS[family]
+    heads = heads[rows]
+    keys = np.empty((len(heads), words), np.uint64)
+    for word in range(words - 1):
+        start = addresses_at + 8 * word
+        keys[:, word] = heads[:, start:start + 8].view(">u8")[:, 0]
+    keys[:, -1] = heads[:, proto_at]
+    keys[:, -1] <<= np.uint64(32)
+    keys[:, -1] |= heads[:, ports_at:ports_at + 4].view(">u4")[:, 0]
+    return keys
 
 
 def rule_key(rule: EmRule, family: int) -> tuple[int, ...]:
@@ -123,10 +125,15 @@ class ExactMatchTable:
             return result
         active = np.arange(len(keys))
         pos = self._hash(keys) & self._mask
+        probed = keys                                       # keys[active], without the first copy
         while len(active):
             port = self._ports[pos]
-            hit = (self._keys[pos] == keys[active]).all(axis=1) & (port >= 0)
+            stored = self._keys[pos]
+            hit = port >= 0
+            for word in range(probed.shape[1]):             # column by column: no (n, w) temporaries
+                hit &= stored[:, word] == probed[:, word]
             result[active[hit]] = port[hit]
             probing = (port >= 0) & ~hit
             active, pos = active[probing], (pos[probing] + np.uint64(1)) & self._mask
+            probed = keys[active]
         return result

@@ -50,6 +50,7 @@ EM_UNKNOWN, EM_IPV4, EM_IPV4_EXT, EM_IPV6, EM_IPV6_EXT, EM_TRUNCATED = range(6)
 MIN_EM_IPV4 = 38       # key: protocol 23, addresses 26..33, L4 ports at the fixed offset 34..37
 MIN_EM_IPV6 = 58       # key: next header 20, addresses 22..53, L4 ports 54..57
 _L4_TCP_UDP = (6, 17)
+_IS_TCP_UDP = np.isin(np.arange(256), _L4_TCP_UDP)   # by protocol / next-header number
 
 
 def em_ptype(frame: bytes, pkt_len: int) -> tuple[int, bool]:
@@ -79,7 +80,7 @@ def em_ptype_bulk(heads: np.ndarray, caplen: np.ndarray) -> tuple[np.ndarray, np
     v4, v6 = kind == IPV4, kind == IPV6
     no_options = (heads[:, 14] & 0x0F) == 5
     proto4, proto6 = heads[:, 23], heads[:, 20]
-    tcp_udp = np.where(v4, (proto4 == 6) | (proto4 == 17), (proto6 == 6) | (proto6 == 17))
+    tcp_udp = _IS_TCP_UDP[np.where(v4, proto4, proto6)]
     em = np.full(len(heads), EM_UNKNOWN, np.uint8)
     em[v4] = EM_IPV4_EXT
     em[v4 & no_options] = EM_IPV4

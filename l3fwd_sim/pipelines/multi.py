@@ -88,8 +88,8 @@ def classify_em(batch, setup, dest):
     truncated |= ipv4_bit & ~tcp_udp & (caplen < ptype.MIN_IPV4_LPM)   # rfc1812_process reads up to 25
     usable = ~truncated
     for family, table, l3 in ((4, routes.v4, ptype.EM_IPV4), (6, routes.v6, ptype.EM_IPV6)):
-        rows = np.flatnonzero(usable & tcp_udp & (kind == l3))
-        if len(rows):
+        rows = _select(usable & tcp_udp & (kind == l3))
+        if _any(rows, len(batch)):
             found = table.lookup_bulk(em.keys_of(heads, rows, family), dest[rows])
             dest[rows] = np.where(ports.enabled[found], found, dest[rows])
     return truncated, _select(usable & ipv4_bit)
