@@ -22,18 +22,7 @@ class AtomicFile:
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
         os.fchmod(fd, 0o666 & ~_umask())
         self._tmp = Path(tmp)
-        self.file = os.fdopen(fd, "wb", buffering=1 << 20)
-
-    def reserve(self, nbytes: int) -> None:
-        """Allocate the next ``nbytes`` of the file before writing them. ext4 then takes
-        whole extents at once instead of allocating page by page at writeback: writing
-        a fresh 80 MB file into the page cache measured 3x faster (70 -> 22 ms). A file
-        system that cannot preallocate just skips it."""
-        if nbytes > 0:
-            try:
-                os.posix_fallocate(self.file.fileno(), self.file.tell(), nbytes)
-            except OSError:
-                pass
+        self.file = os.fdopen(fd, "wb", buffering=1 << 20)   # big writes go straight through; small ones batch
 
     def commit(self) -> None:
         self.file.close()

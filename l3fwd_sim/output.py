@@ -60,7 +60,7 @@ class PortOutputs:
             else:
                 part = slice(start, end)
                 writer.write_parts(_parts(batch, sorted_rows[part], cap, in_place[part], offsets[part],
-                                          block_id[part]), end - start, 16 * (end - start) + int(cap.sum()))
+                                          block_id[part]), end - start)
 
     def _to_output_resolution(self, batch: PacketBatch, sent: np.ndarray, rows: np.ndarray) -> None:
         """Record headers whose fractions are in another resolution than the output's: a

@@ -496,7 +496,7 @@ class PcapWriter:
         record_headers(rows, caplen, wirelen, ts_ns, self._nanosecond)
         if tails:
             with paused_gc():
-                self.write_parts(_row_parts(rows, caplen, iter(tails)), len(rows), 16 * len(rows) + int(caplen.sum()))
+                self.write_parts(_row_parts(rows, caplen, iter(tails)), len(rows))
         else:
             self.write_rows(rows, caplen)
 
@@ -510,13 +510,11 @@ class PcapWriter:
             data = rows if first == HEAD_BYTES else np.ascontiguousarray(rows[:, :16 + first])
         else:
             data = rows[np.arange(RECORD_ROW) < 16 + caplen[:, None]]
-        self._out.reserve(data.nbytes)
         self._file.write(data)
         self.packets += len(rows)
 
-    def write_parts(self, parts: list, packets: int, nbytes: int) -> None:
-        """Append ``packets`` records (``nbytes`` in all) given as consecutive byte ranges."""
-        self._out.reserve(nbytes)
+    def write_parts(self, parts: list, packets: int) -> None:
+        """Append ``packets`` records given as consecutive byte ranges."""
         self._file.writelines(parts)
         self.packets += packets
 
