@@ -33,7 +33,7 @@ def load():
         if os.environ.get("L3FWD_SIM_KERNELS", "numba") != "numpy":
             try:
                 from . import kernels_jit as _jit
-            except ImportError:
+            except Exception:       # no numba, or one that cannot compile or cache here: the twins
                 pass
     return _jit if _jit and _use_jit else None
 

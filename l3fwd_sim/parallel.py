@@ -44,7 +44,9 @@ class _Turn:
             self._results.collect_ready()
         try:
             self._receive.recv()
-        except EOFError:
+        except EOFError:                          # the process before failed: say why, if it did
+            if self._results is not None:
+                self._results.collect_all()
             raise SimError(_ABORTED) from None
 
     def done(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import os
 import random
 
 import pytest
@@ -14,7 +15,8 @@ from conftest import forward_frames
 from oracle import l3fwd_oracle
 from traffic import mixed_frames, well_formed_frames
 
-from l3fwd_sim import RunOptions, run
+from l3fwd_sim import RunOptions, SimError, run
+from l3fwd_sim import simulator
 
 
 def simulate(tmp_path, inputs: dict[int, list[bytes]], **options) -> tuple[dict[int, list[bytes]], dict]:
@@ -111,6 +113,27 @@ def test_stats_json_counts(tmp_path):
     for p in on_disk["ports"].values():
         assert p["rx"] == p["tx"] + p["dropped"]
         assert p["dropped"] == sum(p["drops"].values())
+
+
+def test_a_failing_jobs_worker_ends_the_run_with_its_message(tmp_path, monkeypatch):
+    """A worker's error reaches the user, the other processes stop waiting for their
+    turn, and no output is left."""
+    parent, real = os.getpid(), simulator.pipeline
+
+    def pipeline_failing_in_workers(name):
+        forward = real(name)
+
+        def wrapped(batch, setup, timer):
+            if os.getpid() != parent:
+                raise SimError("boom in a worker")
+            return forward(batch, setup, timer)
+        return wrapped
+
+    monkeypatch.setattr(simulator, "pipeline", pipeline_failing_in_workers)
+    inputs = {0: mixed_frames(2, 0, 300), 1: mixed_frames(2, 1, 300)}
+    with pytest.raises(SimError, match="boom in a worker"):
+        simulate(tmp_path, inputs, rx_burst=7, chunk_packets=40, jobs=3)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == []
 
 
 @pytest.mark.parametrize("pipeline,lookup", [("multi", "lpm"), ("simple", "em"), ("multi", "fib")])
