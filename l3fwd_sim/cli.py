@@ -130,7 +130,7 @@ def _progress_printer(quiet: bool):
 @click.option("--rx-burst", type=int, default=32, show_default=True, help="Packets per rx burst (1..512).")
 @click.option("--tx-burst", type=int, default=32, show_default=True, help="Direct-send threshold (1..512).")
 @click.option("--jobs", type=int, default=1, show_default=True,
-              help="Worker processes for one run (output identical to --jobs 1).")
+              help="Processes for one run (output identical to --jobs 1).")
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stats as JSON on stdout.")
 def run_command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipeline, rule_ipv4, rule_ipv6,
@@ -257,7 +257,7 @@ def generate_command(ctx, pattern, outdir, streams, ports, count, size, rate, se
               help="Lookup methods to measure (repeatable; default lpm and em).")
 @click.option("-o", "--output", "outdir", type=click.Path(path_type=Path), default=Path("bench-out"),
               show_default=True, help="Keeps the traffic, outputs, bench.json and bench.png.")
-@click.option("--jobs", type=int, default=1, show_default=True, help="Worker processes per run.")
+@click.option("--jobs", type=int, default=1, show_default=True, help="Processes per run.")
 @click.option("--no-testpmd", is_flag=True, help="Skip the testpmd io/macswap comparison.")
 @click.option("--no-end-to-end", is_flag=True, help="Skip the imix and --jobs 2 runs.")
 @click.option("--json", "as_json", is_flag=True, help="Print bench.json on stdout.")

@@ -73,7 +73,7 @@ class RunOptions:
     rx_burst: int = 32
     tx_burst: int = 32
     chunk_packets: int = 65536           # super-burst size: a speed knob, never changes output
-    jobs: int = 1                        # worker processes: a speed knob, never changes output
+    jobs: int = 1                        # processes: a speed knob, never changes output
     progress: Callable[[int, int], None] | None = None   # called with (bytes read, total bytes)
 
 
