@@ -795,3 +795,37 @@ def test_pipelines_agree_on_well_formed_traffic_in_every_lookup(seed, options, r
                             counters, stats["totals"]))
         assert results[0] == results[1]
         assert results[0][2]["rx"] == 240 and results[0][2]["dropped"] == 0
+
+
+@pytest.mark.parametrize("pipeline", ["multi", "simple"])
+def test_mixed_time_stamp_resolutions_keep_every_time_stamp(tmp_path, pipeline):
+    """A µs classic pcap, a big-endian ns one and a µs pcapng feed one run, whose outputs
+    are then ns: every packet keeps its own time stamp and wire length (runs of equal
+    sizes and single records alike; frames longer than a head, too)."""
+    rng = random.Random(f"resolutions/{pipeline}")
+    inputs, want = {}, {}
+    for port in range(3):
+        frames = well_formed_frames(7 + port, port, 150)
+        frames[40:80] = [frames[40]] * 40                  # a run of equal sizes: the strided path
+        stamps = [T0 + port * 10**9 + i * 1000 * rng.randint(1, 5000) + (rng.randrange(1000) if port == 1 else 0)
+                  for i in range(len(frames))]
+        records = [(f, len(f) + 4, ts) for f, ts in zip(frames, stamps)]
+        if port == 0:
+            data = classic(records, nano=False)
+        elif port == 1:
+            data = classic(records, ">", nano=True)
+        else:
+            ng = Ng()
+            data = ng.shb() + ng.idb() + b"".join(ng.epb(0, ts // 1000, f, wire=w) for f, w, ts in records)
+        (tmp_path / f"in{port}").write_bytes(data)
+        inputs[port] = tmp_path / f"in{port}"
+        want.update({ts: w for _, w, ts in records})
+    stats = run(RunOptions(inputs=inputs, outdir=tmp_path / "out", pipeline=pipeline, rx_burst=9))
+    assert stats["totals"]["dropped"] == 0
+    got = {}
+    for port in range(3):
+        with RawPcapReader(str(tmp_path / "out" / f"port{port}.pcap")) as reader:
+            assert reader.nano
+            for _data, meta in reader:
+                got[meta.sec * 10**9 + meta.usec] = meta.wirelen      # usec: the fraction, ns here
+    assert got == want
