@@ -82,21 +82,33 @@ class RecordBatch:
     def heads(self) -> np.ndarray:
         return self.rows[:, 16:]
 
-    def _field(self, k: int) -> np.ndarray:
-        return self.rows[:, 4 * k:4 * k + 4].view("<u4")[:, 0].astype(np.int64)
-
     @property
     def caplen(self) -> np.ndarray:
-        return self._field(2)
+        return header_field(self.rows, CAPLEN)
 
     @property
     def wirelen(self) -> np.ndarray:
-        return self._field(3)
+        return header_field(self.rows, WIRELEN)
 
     @property
     def ts_ns(self) -> np.ndarray:
         """int64 nanoseconds since the epoch."""
-        return self._field(0) * 1_000_000_000 + self._field(1) * (1 if self.nanosecond else 1000)
+        return (header_field(self.rows, SECONDS) * 1_000_000_000
+                + header_field(self.rows, FRACTION) * (1 if self.nanosecond else 1000))
+
+
+SECONDS, FRACTION, CAPLEN, WIRELEN = range(4)     # the record header's fields
+
+
+def header_field(rows: np.ndarray, field: int) -> np.ndarray:
+    """One field of each row's (little-endian) record header, as int64."""
+    return rows[:, 4 * field:4 * field + 4].view("<u4")[:, 0].astype(np.int64)
+
+
+def _headers_to_little_endian(rows: np.ndarray) -> None:
+    """Byte-swap the record headers of rows copied from a big-endian file, in place."""
+    header = rows[:, :16].view("<u4")
+    header[:] = header.byteswap()
 
 
 def strip_fcs(caplen: np.ndarray, wirelen: np.ndarray, fcs) -> tuple[np.ndarray, np.ndarray]:
@@ -368,8 +380,7 @@ class PcapReader:
             rows[:, :width] = np.ndarray((n, width), np.uint8, self._buf, self._start, (stride, 1))
             rows[:, width:] = 0
             if self._order == ">":
-                header = rows[:, :16].view("<u4")
-                header[:] = header.byteswap()
+                _headers_to_little_endian(rows)
         parts.append((self._start + 16 + stride * np.arange(n, dtype=np.int64), rows))
         self._advance(stride * n)
         return n
@@ -393,10 +404,9 @@ class PcapReader:
                 break
         if count:
             rows = rows[:count]
-            header = rows[:, :16].view("<u4")
             if self._order == ">":
-                header[:] = header.byteswap()
-            self._add_walked(parts, offsets[:count], header[:, 2].astype(np.int64), header[:, 3].astype(np.int64),
+                _headers_to_little_endian(rows)
+            self._add_walked(parts, offsets[:count], header_field(rows, CAPLEN), header_field(rows, WIRELEN),
                              rows, self._snap, self._fcs, [(self._link, slice(None))] if self._link else [])
         return count
 
@@ -412,7 +422,7 @@ class PcapReader:
             offsets[which], caplen[which], wirelen[which] = link.to_ethernet(
                 self._buf, offsets[which], caplen[which], wirelen[which])
         header = rows[:, :16].view("<u4")
-        header[:, 2], header[:, 3] = caplen, wirelen
+        header[:, CAPLEN], header[:, WIRELEN] = caplen, wirelen
         kernels.gather_windows(self._buf, offsets, caplen, rows[:, 16:])
         parts.append((offsets, rows))
 

@@ -291,8 +291,7 @@ class PcapngReader(PcapReader):
             if len(rows):
                 conversions.append((link, rows))
         rows = np.empty((len(offsets), RECORD_ROW), np.uint8)
-        header = rows[:, :16].view("<u4")
-        header[:, 0], header[:, 1] = np.divmod(ts_ns, 1_000_000_000)
+        record_headers(rows, caplen, wirelen, ts_ns, True)       # the lengths as handed over come next
         self._add_walked(parts, offsets, caplen, wirelen, rows, snap[owner], 0, conversions)
 
     # -----------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Iterator
 import numpy as np
 
 from .batch import PacketBatch
-from .pcap import RECORD_ROW, PcapReader
+from .pcap import CAPLEN, RECORD_ROW, PcapReader, header_field
 from .ports import MAX_PORTS
 
 SUPER_BURST_BYTES = 6 << 20     # 64K records of 64-byte frames
@@ -112,5 +112,4 @@ def _interleave_full_rounds(sources, first_round: int, rx_burst: int, rounds: in
 
 
 def _batch(rows, in_port, burst, sources, source_id, source_row) -> PacketBatch:
-    caplen = rows[:, 8:12].view("<u4")[:, 0].astype(np.int64)
-    return PacketBatch(rows, caplen, in_port, burst, sources, source_id, source_row)
+    return PacketBatch(rows, header_field(rows, CAPLEN), in_port, burst, sources, source_id, source_row)
