@@ -50,9 +50,12 @@ class EmRule:
 
 def _c_number(token: str, what: str, limit: int, where: str) -> int:
     """``strtoul(token, &end, 0)`` with l3fwd's "whole token, within range" checks."""
-    if not _C_ULONG.fullmatch(token):
+    if token.isascii() and token.isdigit() and (token[0] != "0" or len(token) == 1):
+        value = int(token)                            # plain decimal, the usual case: no regex
+    elif not _C_ULONG.fullmatch(token):
         raise SimError(f"{where}: bad {what} {token!r} (expected a decimal, 0x-hex or 0-octal number)")
-    value = int(token, 8 if token.startswith("0") and len(token) > 1 and token[1] not in "xX" else 0)
+    else:
+        value = int(token, 8 if token.startswith("0") and len(token) > 1 and token[1] not in "xX" else 0)
     if value > limit:
         raise SimError(f"{where}: {what} {token!r} out of range 0..{limit}")
     return value
@@ -72,9 +75,10 @@ def _rule_lines(path: Path, nfields: int, usage: str):
         text = Path(path).read_bytes().decode("utf-8", errors="replace")
     except OSError as err:
         raise SimError(f"{path}: cannot read rule file: {err.strerror}") from None
+    name = f"{path}:"
     for lineno, line in enumerate(text.split("\n"), 1):       # fgets: lines end at \n only
         line = line.removesuffix("\r")                            # tolerate CRLF files
-        where = f"{path}:{lineno}"
+        where = name + str(lineno)
         if line.startswith("#") or not line.strip():
             continue
         if not line.startswith("R"):
