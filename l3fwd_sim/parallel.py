@@ -106,11 +106,19 @@ def _forward_share(k: int, jobs: int, lcore: Lcore, outputs: PortOutputs, stats:
     return logs
 
 
-def _worker(k, jobs, lcore, outputs, rx_ports, rounds, ring, result) -> None:
+def _ring_ends(ring, k: int, jobs: int):
+    """Process ``k``'s ends of the token ring — receiving from its predecessor, sending
+    to its successor — with every other end closed in this process, so that a failed
+    process's successor sees EOF."""
     receive, send = ring[k][0], ring[(k + 1) % jobs][1]
     for conn in [end for pipe in ring for end in pipe]:
         if conn is not receive and conn is not send:
-            conn.close()                              # so that a failed process's successor sees EOF
+            conn.close()
+    return receive, send
+
+
+def _worker(k, jobs, lcore, outputs, rx_ports, rounds, ring, result) -> None:
+    receive, send = _ring_ends(ring, k, jobs)
     try:
         stats = RunStats(rx_ports, lcore.tx_ports)
         logs = _forward_share(k, jobs, lcore, outputs, stats, rounds, receive, send)
@@ -143,10 +151,7 @@ def run_jobs(lcore: Lcore, jobs: int, outdir, stats: RunStats, tx_model: TxModel
             process.start()
             send_result.close()
             workers.append((process, receive_result))
-        receive, send = ring[0][0], ring[1][1]
-        for conn in [end for pipe in ring for end in pipe]:
-            if conn is not receive and conn is not send:
-                conn.close()
+        receive, send = _ring_ends(ring, 0, jobs)
         if lcore.progress:                        # this process sees about 1/jobs of the bytes
             progress = lcore.progress
             lcore = replace(lcore, progress=lambda done, total: progress(min(done * jobs, total), total))
