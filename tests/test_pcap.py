@@ -6,6 +6,8 @@ The oracle is always independent of the package: files are written with scapy
 """
 from __future__ import annotations
 
+import itertools
+
 import os
 import random
 import stat
@@ -60,23 +62,26 @@ def batch_records(batch: RecordBatch) -> list[tuple[bytes, int, int, int]]:
     return out
 
 
+def batches(reader: PcapReader, sizes):
+    """The reader's batches, asking for ``sizes`` in turn, up to the first short one:
+    the end of the file, after which further reads return nothing."""
+    for i, want in enumerate(itertools.cycle(sizes)):
+        assert i < 10_000_000
+        batch = reader.read(want)
+        assert len(batch) <= want
+        yield batch
+        if len(batch) < want:
+            assert len(reader.read(want)) == 0
+            return
+
+
 def read_with(path, sizes) -> tuple[list[tuple[bytes, int, int, int]], PcapReader]:
     """Read the whole file with PcapReader, cycling through the batch ``sizes``."""
     reader = PcapReader(path)
     records = []
-    i = 0
     try:
-        while True:
-            want = sizes[i % len(sizes)]
-            i += 1
-            batch = reader.read(want)
-            assert len(batch) <= want
+        for batch in batches(reader, sizes):
             records += batch_records(batch)
-            if len(batch) < want:
-                # a short batch means end of file: further reads return nothing
-                assert len(reader.read(want)) == 0
-                break
-            assert i < 10_000_000
     finally:
         reader.close()
     return records, reader
@@ -331,12 +336,8 @@ def _check_bulk(path, caps, data, starts, ts, wire, plan):
     """Every frame of a large file, compared vectorised."""
     reader = PcapReader(path)
     row = 0
-    i = 0
     try:
-        while True:
-            want = plan[i % len(plan)]
-            i += 1
-            b = reader.read(want)
+        for b in batches(reader, plan):
             n = len(b)
             sl = slice(row, row + n)
             assert np.array_equal(b.caplen, caps[sl])
@@ -355,8 +356,6 @@ def _check_bulk(path, caps, data, starts, ts, wire, plan):
                 want_bytes = data[np.repeat(starts[sl], caps[sl]) + rel]
                 assert np.array_equal(got_bytes, want_bytes), f"frame bytes differ in rows {row}..{row + n}"
             row += n
-            if n < want:
-                break
     finally:
         reader.close()
     assert row == len(caps)
