@@ -18,7 +18,7 @@ from pathlib import Path
 from bench_run import make_inputs
 
 from l3fwd_sim import RunOptions, find_inputs, run
-from l3fwd_sim.testpmd import FORWARD_MODES, TestpmdOptions, testpmd_run
+from l3fwd_sim.testpmd.run import FORWARD_MODES, TestpmdOptions, testpmd_run
 
 
 def main() -> None:

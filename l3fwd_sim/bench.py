@@ -18,10 +18,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import kernels
-from .atomic import AtomicFile
-from .generate import GenerateOptions, generate
-from .simulator import RunOptions, find_inputs, run
+from .capture import kernels
+from .capture.atomic import AtomicFile
+from .traffic.generate import GenerateOptions, generate
+from .dataplane.inputs import find_inputs
+from .l3fwd.run import RunOptions, run
 
 # Multi-buffer over per-packet throughput gain reported with the 2014 patch.
 SEED_GAIN_PERCENT = {
@@ -116,7 +117,7 @@ def bench(opt: BenchOptions) -> dict:
 def _testpmd_gap(traffic: Path, opt: BenchOptions) -> list[dict]:
     """The seed's "huge gap between testpmd iofwd and l3fwd": Mpps of testpmd's io and
     macswap engines and of l3fwd (lpm, multi) on the same 64-byte traffic."""
-    from .testpmd import TestpmdOptions, testpmd_run
+    from .testpmd.run import TestpmdOptions, testpmd_run
     inputs = find_inputs([str(traffic)])
     gap = []
     for mode in ("io", "macswap"):

@@ -8,10 +8,11 @@ from pathlib import Path
 import click
 
 from .errors import SimError
-from .ports import parse_port_mac, parse_portmask
-from .simulator import LOOKUPS, PIPELINES, RunOptions, find_inputs, run
-from .stats import format_table
-from .testpmd import FORWARD_MODES, TOPOLOGIES, TestpmdOptions, testpmd_run
+from .dataplane.ports import parse_port_mac, parse_portmask
+from .dataplane.inputs import find_inputs
+from .l3fwd.run import LOOKUPS, PIPELINES, RunOptions, run
+from .dataplane.stats import format_table
+from .testpmd.run import FORWARD_MODES, TOPOLOGIES, TestpmdOptions, testpmd_run
 
 
 class _Interrupted(Exception):
@@ -72,7 +73,7 @@ def compare_command(a, b, max_diffs, timestamps, ts_tolerance, ignore, unordered
     """Compare two pcap files, or two directories of port<N>.pcap (A is the reference).
 
     Exit status 0 when equal, 1 when they differ, 2 on error."""
-    from .compare import CompareOptions, compare_paths
+    from .diff.compare import CompareOptions, compare_paths
     report = compare_paths(a, b, CompareOptions(
         timestamps=timestamps or ts_tolerance is not None,
         ts_tolerance=ts_tolerance or 0.0,
@@ -224,7 +225,7 @@ def generate_command(ctx, pattern, outdir, streams, ports, count, size, rate, se
                      rule_ipv4, rule_ipv6, progress, quiet, as_json):
     """Write test traffic: PATTERN (IPV4-CONT-BURST, IPV6-CONT-BURST, IPV4/IPV6-CONT-BURST,
     IPV4-<K>STREAMSX<G>, IPV6-<K>STREAMSX<G>, random, malformed) or --streams FILE."""
-    from .generate import GenerateOptions, generate    # scapy and numpy set-up only for this command
+    from .traffic.generate import GenerateOptions, generate  # scapy and numpy set-up only for this command
 
     if streams is not None:
         given = [name for name in _PATTERN_ONLY

@@ -18,9 +18,8 @@ from pathlib import Path
 import pytest
 from scapy.utils import RawPcapReader
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from oracle import l3fwd_oracle  # noqa: E402
-from traffic import mixed_frames, write_pcap  # noqa: E402
+from frames import mixed_frames, write_pcap  # noqa: E402
 
 CLI = Path(sys.executable).with_name("l3fwd-sim")
 N_FRAMES = 300

@@ -1,0 +1,38 @@
+"""The packet batch: what flows from the pcap readers through the pipeline stages to
+the TX model and the writers, as a struct of numpy arrays in lcore processing order."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .records import RecordBatch
+
+
+@dataclass
+class PacketBatch:
+    rows: np.ndarray       # (n, RECORD_ROW) uint8: record header + frame head (RecordBatch.rows);
+                           # stages edit the heads in place, the writers take whole rows
+    caplen: np.ndarray     # int64: the frame length (DPDK's pkt_len with net_pcap)
+    in_port: np.ndarray    # int64: RX port
+    burst: np.ndarray      # int64: id of the rte_eth_rx_burst call that received the packet
+    sources: list[RecordBatch]   # where bytes beyond HEAD_BYTES are
+    source_id: np.ndarray  # int64 index into ``sources``
+    source_row: np.ndarray # int64 row in that source
+
+    def __len__(self) -> int:
+        return len(self.caplen)
+
+    @property
+    def heads(self) -> np.ndarray:
+        """(n, HEAD_BYTES) view: the first bytes of each frame, zero past its end."""
+        return self.rows[:, 16:]
+
+    def source_offsets(self, rows: np.ndarray) -> np.ndarray:
+        """Where the selected frames start in their sources' buffers."""
+        offsets = np.empty(len(rows), np.int64)
+        source_id = self.source_id[rows]
+        for i, source in enumerate(self.sources):
+            mine = source_id == i
+            offsets[mine] = source.offsets[self.source_row[rows[mine]]]
+        return offsets

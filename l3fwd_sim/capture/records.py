@@ -1,0 +1,94 @@
+"""The record layout shared by every capture reader and writer: a batch of records is
+``(n, RECORD_ROW)`` rows, each a 16-byte pcap record header (little-endian) followed by
+the first ``HEAD_BYTES`` bytes of the frame — the bytes an output record starts with.
+libpcap's limits (snaplen, ``MAXIMUM_SNAPLEN``) and FCS stripping live here too, as
+both the classic pcap and the pcapng reader apply them."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+HEAD_BYTES = 64          # covers the IPv6 EM key (frame bytes 18..57)
+MAX_CAPLEN = 262144      # libpcap's MAXIMUM_SNAPLEN: a larger record is damage, not data
+READ_BLOCK = 8 << 20     # a reader's buffer: records are parsed a block at a time
+RECORD_ROW = 16 + HEAD_BYTES   # a record header followed by a frame's head
+
+
+@dataclass
+class RecordBatch:
+    """Consecutive records of one capture, as libpcap hands them over.
+
+    ``rows[i]`` is record i laid out as a pcap record starts: its 16-byte record header
+    (little-endian, in the reader's timestamp resolution, with the captured length of
+    the frame as handed over) followed by the frame's first HEAD_BYTES bytes, zero past
+    its end — the bytes an output record starts with. ``block`` (the reader's buffer)
+    holds the whole frames at ``offsets``. Both are only valid until the reader's next
+    ``read``: ``rows`` may be a view into ``block`` (editing it in place is allowed: the
+    bytes are the batch's own)."""
+    rows: np.ndarray      # (n, RECORD_ROW) uint8
+    block: np.ndarray     # uint8 buffer holding the packet bytes
+    offsets: np.ndarray   # int64 start of each packet in ``block``
+    nanosecond: bool      # the record headers' fractions are nanoseconds (else µs)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @property
+    def heads(self) -> np.ndarray:
+        return self.rows[:, 16:]
+
+    @property
+    def caplen(self) -> np.ndarray:
+        return header_field(self.rows, CAPLEN)
+
+    @property
+    def wirelen(self) -> np.ndarray:
+        return header_field(self.rows, WIRELEN)
+
+    @property
+    def ts_ns(self) -> np.ndarray:
+        """int64 nanoseconds since the epoch."""
+        return (header_field(self.rows, SECONDS) * 1_000_000_000
+                + header_field(self.rows, FRACTION) * (1 if self.nanosecond else 1000))
+
+
+SECONDS, FRACTION, CAPLEN, WIRELEN = range(4)     # the record header's fields
+
+
+def header_field(rows: np.ndarray, field: int) -> np.ndarray:
+    """One field of each row's (little-endian) record header, as int64."""
+    return rows[:, 4 * field:4 * field + 4].view("<u4")[:, 0].astype(np.int64)
+
+
+def headers_to_little_endian(rows: np.ndarray) -> None:
+    """Byte-swap the record headers of rows copied from a big-endian file, in place."""
+    header = rows[:, :16].view("<u4")
+    header[:] = header.byteswap()
+
+
+def strip_fcs(caplen: np.ndarray, wirelen: np.ndarray, fcs) -> tuple[np.ndarray, np.ndarray]:
+    """Remove a trailing FCS of ``fcs`` bytes (scalar or per record). The FCS is the last
+    ``fcs`` bytes of the frame on the wire: the wire length loses them; a frame captured
+    whole (caplen >= wirelen) loses its last ``fcs`` captured bytes; a snaplen-cut frame
+    keeps what it has before the FCS. Lengths never go below 0."""
+    frame_end = np.maximum(caplen, wirelen) - fcs
+    return np.clip(np.minimum(caplen, frame_end), 0, None), np.clip(wirelen - fcs, 0, None)
+
+
+def libpcap_snaplen(snaplen: int) -> int:
+    """``pcapint_adjust_snapshot``: 0 or anything above the maximum means the maximum."""
+    return snaplen if 0 < snaplen <= MAX_CAPLEN else MAX_CAPLEN
+
+
+def record_headers(rows: np.ndarray, caplen: np.ndarray, wirelen: np.ndarray, ts_ns: np.ndarray,
+                   nanosecond: bool) -> None:
+    """Write pcap record headers into the first 16 bytes of ``rows`` (n, RECORD_ROW),
+    whose other bytes hold each frame's head: a frame of at most HEAD_BYTES bytes is
+    then its row cut at ``16 + caplen``."""
+    hdr = rows[:, :16].view("<u4")
+    sec, frac = np.divmod(ts_ns, 1_000_000_000)
+    hdr[:, 0] = sec
+    hdr[:, 1] = frac if nanosecond else frac // 1000
+    hdr[:, 2] = caplen
+    hdr[:, 3] = wirelen

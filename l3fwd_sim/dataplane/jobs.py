@@ -1,0 +1,175 @@
+"""``--jobs N``: one run split over N processes, output byte-identical to one.
+
+Forwarding decisions do not depend on the order packets are processed in (design-notes
+§3), and the output of a port is its packets in processing order. So the polling rounds
+are cut into chunks of equal length and dealt out in turn: process k forwards chunks k,
+k + N, k + 2N, … (reading past the others) and appends each chunk's records to the
+shared output files when its turn comes. A token passed round a ring of pipes keeps the
+appends in chunk order, so no output is ever copied. This process is number 0 (and
+holds the files); the TX calls of every chunk are replayed in chunk order into the one
+TX model, and the counters added up.
+"""
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+from dataclasses import replace
+from multiprocessing.connection import wait
+
+from ..errors import SimError
+from .lcore import Lcore, main_loop, open_readers, report_cut_short
+from ..capture.writers import PortOutputs
+from .polling import poll
+from .stats import RunStats
+from .tx import TxLog, TxModel
+
+_ABORTED = "another --jobs process failed"
+
+
+class _Turn:
+    """A process's turn to append a chunk to the shared outputs: the token from the
+    process before it in the ring, passed on once the chunk's records are written.
+    ``results`` (process 0 only) are the workers' result pipes, watched while waiting so
+    that a worker's failure ends the wait."""
+
+    def __init__(self, receive, send, outputs: PortOutputs, results=None):
+        self._receive, self._send, self._outputs, self._results = receive, send, outputs, results
+        self.taken = False
+
+    def wait(self) -> None:
+        if self.taken:
+            return
+        self.taken = True
+        while self._results is not None and self._receive not in wait([self._receive, *self._results.pending]):
+            self._results.collect_ready()
+        try:
+            self._receive.recv()
+        except EOFError:                          # the process before failed: say why, if it did
+            if self._results is not None:
+                self._results.collect_all()
+            raise SimError(_ABORTED) from None
+
+    def done(self) -> None:
+        self._outputs.flush()
+        try:
+            self._send.send(True)
+        except BrokenPipeError:                   # the next process is gone: it found its chunk empty
+            pass
+
+
+class _Results:
+    """What the workers send back once: ``("ok", stats, logs)`` or ``("error", message)``."""
+
+    def __init__(self, connections):
+        self.pending = list(connections)
+        self.received: list[tuple] = []
+
+    def collect_ready(self) -> None:
+        for conn in wait(self.pending, timeout=0):
+            self._take(conn)
+
+    def collect_all(self) -> list[tuple]:
+        for conn in list(self.pending):
+            self._take(conn)
+        return self.received
+
+    def _take(self, conn) -> None:
+        self.pending.remove(conn)
+        try:
+            result = conn.recv()
+        except EOFError:
+            result = ("error", "a --jobs worker died; run again with --jobs 1")
+        self.received.append(result)
+        if result[0] == "error" and result[1] != _ABORTED:
+            raise SimError(result[1])
+
+
+def _forward_share(k: int, jobs: int, lcore: Lcore, outputs: PortOutputs, stats: RunStats, rounds: int,
+                   receive, send, results=None) -> dict[int, TxLog]:
+    """Forward process ``k``'s chunks (``rounds`` polling rounds each); returns the TX
+    calls of each chunk by chunk number."""
+    logs = {}
+    with open_readers(lcore.inputs) as readers:
+        position = 0                                  # polling rounds the readers are past
+        for chunk in itertools.count(k, jobs):
+            first = chunk * rounds - position
+            turn, log = _Turn(receive, send, outputs, results), TxLog()
+            main_loop(lcore, poll(readers, lcore.rx_burst, lcore.chunk_packets, (first, first + rounds)),
+                      outputs, stats, log, turn)
+            position = (chunk + 1) * rounds
+            if not turn.taken:                        # an empty chunk: every input is read
+                break
+            turn.done()
+            logs[chunk] = log
+        if k == 0:
+            report_cut_short(readers, stats)
+    return logs
+
+
+def _ring_ends(ring, k: int, jobs: int):
+    """Process ``k``'s ends of the token ring — receiving from its predecessor, sending
+    to its successor — with every other end closed in this process, so that a failed
+    process's successor sees EOF."""
+    receive, send = ring[k][0], ring[(k + 1) % jobs][1]
+    for conn in [end for pipe in ring for end in pipe]:
+        if conn is not receive and conn is not send:
+            conn.close()
+    return receive, send
+
+
+def _worker(k, jobs, lcore, outputs, rx_ports, rounds, ring, result) -> None:
+    receive, send = _ring_ends(ring, k, jobs)
+    try:
+        stats = RunStats(rx_ports, lcore.tx_ports)
+        logs = _forward_share(k, jobs, lcore, outputs, stats, rounds, receive, send)
+        result.send(("ok", stats, logs))
+    except SimError as err:
+        result.send(("error", str(err)))
+    except BaseException as err:                     # reported by the parent, not as a traceback here
+        result.send(("error", f"worker failed: {err!r}"))
+    finally:
+        result.close()
+
+
+def run_jobs(lcore: Lcore, jobs: int, outdir, stats: RunStats, tx_model: TxModel) -> None:
+    """Forward with ``jobs`` processes into ``outdir``, counting into ``stats`` and
+    ``tx_model`` exactly as one process would."""
+    rounds = max(1, lcore.chunk_packets // (lcore.rx_burst * len(lcore.inputs)))
+    lcore = replace(lcore, chunk_packets=rounds * lcore.rx_burst * len(lcore.inputs))   # a chunk: one super-burst
+    ctx = multiprocessing.get_context("fork")     # workers inherit the tables and the open outputs
+    outputs = PortOutputs(outdir, lcore.tx_ports, lcore.nanosecond)
+    workers = []
+    try:
+        outputs.flush()                           # the file headers, written once
+        ring = [ctx.Pipe(duplex=False) for _ in range(jobs)]       # (receive, send) of the token into process k
+        ring[0][1].send(True)                     # process 0 starts with the token
+        worker_lcore = replace(lcore, progress=None)
+        for k in range(1, jobs):
+            receive_result, send_result = ctx.Pipe(duplex=False)
+            process = ctx.Process(target=_worker, daemon=True,
+                                  args=(k, jobs, worker_lcore, outputs, stats.rx_ports, rounds, ring, send_result))
+            process.start()
+            send_result.close()
+            workers.append((process, receive_result))
+        receive, send = _ring_ends(ring, 0, jobs)
+        if lcore.progress:                        # this process sees about 1/jobs of the bytes
+            progress = lcore.progress
+            lcore = replace(lcore, progress=lambda done, total: progress(min(done * jobs, total), total))
+        results = _Results([conn for _, conn in workers])
+        logs = _forward_share(0, jobs, lcore, outputs, stats, rounds, receive, send, results)
+        for status, *payload in results.collect_all():
+            if status != "ok":
+                raise SimError(payload[0])
+            stats.merge(payload[0])
+            logs.update(payload[1])
+        for chunk in sorted(logs):
+            logs[chunk].replay(tx_model)
+        outputs.commit()
+    except BaseException:
+        for process, _ in workers:
+            process.kill()
+        outputs.abort()
+        raise
+    finally:
+        for process, _ in workers:
+            process.join()

@@ -1,0 +1,117 @@
+"""The lcore's main loop: read a super-burst, forward it, account for TX, write it out
+(l3fwd's ``lpm_main_loop``, testpmd's ``run_pkt_fwd_on_lcore``). Shared by ``run`` and
+``testpmd``, and by ``--jobs`` processes."""
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from ..errors import SimError
+from ..capture.writers import PortOutputs
+from ..capture.offline import open_offline
+from ..capture.pcap import PcapReader
+from .polling import poll
+from .stats import RunStats
+
+
+@dataclass
+class Lcore:
+    """What one lcore's loop needs: the input pcap of each RX port, the rx burst, how a
+    super-burst is forwarded (``forward(batch, timer) -> (dest, reason)``) and how its
+    transmission is accounted for (``account(tx, batch, dest)``, optional)."""
+    inputs: dict[int, Path]
+    rx_burst: int
+    forward: Callable
+    tx_ports: list[int]
+    nanosecond: bool
+    account: Callable | None = None
+    chunk_packets: int = 65536
+    progress: Callable[[int, int], None] | None = None
+
+
+def prepare_outdir(inputs: dict[int, Path], outdir: Path, tx_ports: list[int]) -> bool:
+    """Open every input once, so that a bad file fails the run before any output is
+    written; create ``outdir``; refuse outputs that would overwrite an input. Returns
+    whether outputs get nanosecond timestamps (any input has them)."""
+    nanosecond = False
+    for path in inputs.values():
+        reader = open_offline(path)
+        nanosecond |= reader.nanosecond
+        reader.close()
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise SimError(f"{outdir}: cannot create output directory: {err.strerror}") from None
+    resolved = {p.resolve() for p in inputs.values()}
+    for output in [outdir / f"port{port}.pcap" for port in tx_ports] + [outdir / "stats.json"]:
+        if output.resolve() in resolved:
+            raise SimError(f"{output}: output would overwrite an input; choose another -o")
+    return nanosecond
+
+
+def forward_all(lcore: Lcore, outdir: Path, stats: RunStats, tx=None) -> None:
+    """Forward every polling round of the inputs into ``outdir/port<N>.pcap``
+    (committed only if everything went well), counting into ``stats`` and ``tx``."""
+    outputs = PortOutputs(outdir, lcore.tx_ports, lcore.nanosecond)
+    try:
+        with open_readers(lcore.inputs) as readers:
+            main_loop(lcore, poll(readers, lcore.rx_burst, lcore.chunk_packets), outputs, stats, tx)
+            report_cut_short(readers, stats)
+        outputs.commit()
+    except BaseException:
+        outputs.abort()
+        raise
+
+
+@contextmanager
+def open_readers(inputs: dict[int, Path]):
+    """A PcapReader per input port, closed on leaving."""
+    readers: dict[int, PcapReader] = {}
+    try:
+        for port, path in sorted(inputs.items()):
+            readers[port] = open_offline(path)
+        yield readers
+    finally:
+        for reader in readers.values():
+            reader.close()
+
+
+def report_cut_short(readers: dict[int, PcapReader], stats: RunStats) -> None:
+    """After reading to the end: a warning per input that ends inside a record."""
+    for port, reader in readers.items():
+        if (warning := reader.cut_short()) is not None:
+            stats.input_cut_short(port, warning)
+
+
+def main_loop(lcore: Lcore, batches, outputs: PortOutputs, stats: RunStats, tx, turn=None) -> None:
+    """Forward super-bursts, account for their TX, count and write them. With ``turn``
+    (``--jobs``), ``turn.wait()`` comes before each write: the outputs are shared."""
+    total_bytes = sum(Path(p).stat().st_size for p in lcore.inputs.values())
+    done_bytes = 0
+
+    @contextmanager
+    def timer(stage: str):
+        t0 = time.perf_counter()
+        yield
+        stats.add_stage_time(stage, time.perf_counter() - t0)
+
+    while True:
+        with timer("read"):
+            batch = next(batches, None)
+        if batch is None:
+            break
+        dest, reason = lcore.forward(batch, timer)
+        with timer("tx"):
+            if lcore.account:
+                lcore.account(tx, batch, dest)
+            stats.count(batch.in_port, reason, dest)
+        with timer("write"):
+            if turn:
+                turn.wait()
+            outputs.write(batch, dest)
+        if lcore.progress:
+            done_bytes += int(batch.caplen.sum()) + 16 * len(batch)
+            lcore.progress(min(done_bytes, total_bytes), total_bytes)

@@ -1,0 +1,135 @@
+"""Run statistics: what l3fwd itself never counts.
+
+Per RX port: ``rx``, ``tx`` (of those received there, how many were transmitted, on any
+port), ``dropped`` and drops by reason, so that ``rx == tx + dropped`` per port and in
+total. Per TX port: ``out`` (packets written to its pcap) and the TX model's counters.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from ..capture.atomic import AtomicFile
+
+# Index in this tuple + 1 is the code a pipeline writes into its ``reason`` array.
+DROP_REASONS = (
+    "rfc1812_invalid",   # IPv4 header failing l3fwd's RFC 1812 checks
+    "unknown_ptype",     # the simple path frees packets that are neither IPv4 nor IPv6
+    "not_tcp_udp",       # EM simple path: IPv4/IPv6 that is not TCP/UDP, or has options / ext headers
+    "truncated",         # frame shorter than the bytes the path reads (undefined in C)
+)
+FORWARDED = 0
+REASON_CODE = {name: i + 1 for i, name in enumerate(DROP_REASONS)}
+
+
+class RunStats:
+    def __init__(self, rx_ports: list[int], tx_ports: list[int], reasons: tuple[str, ...] = DROP_REASONS):
+        self.rx_ports = rx_ports
+        self.tx_ports = tx_ports
+        self.reasons = reasons          # reason code i + 1 is reasons[i]; another app may bring its own
+        self._rx = {p: 0 for p in rx_ports}
+        self._drops = {p: np.zeros(len(reasons) + 1, np.int64) for p in rx_ports}
+        self._out = {p: 0 for p in tx_ports}
+        self.stage_seconds: dict[str, float] = {}
+        self.warnings: list[str] = []
+        self.cut_short: dict[int, int] = {}   # RX port -> records lost to a cut-short input (0 or 1)
+        self.elapsed = 0.0
+        self.tx_model = None
+        self.options: dict = {}
+
+    def count(self, in_port: np.ndarray, reason: np.ndarray, dest: np.ndarray) -> None:
+        width = len(self.reasons) + 1
+        by_port = np.bincount(in_port * width + reason, minlength=(max(self.rx_ports) + 1) * width)
+        by_port = by_port.reshape(-1, width)
+        for port in self.rx_ports:
+            self._rx[port] += int(by_port[port].sum())
+            self._drops[port] += by_port[port]
+        out = np.bincount(dest + 1, minlength=max(self.tx_ports) + 2)
+        for port in self.tx_ports:
+            self._out[port] += int(out[port + 1])
+
+    def merge(self, other: "RunStats") -> None:
+        """Add the counters of a run over another range of rounds (a ``--jobs`` worker)."""
+        for port, n in other._rx.items():
+            self._rx[port] += n
+            self._drops[port] += other._drops[port]
+        for port, n in other._out.items():
+            self._out[port] += n
+        for stage, seconds in other.stage_seconds.items():
+            self.add_stage_time(stage, seconds)
+        for port, n in other.cut_short.items():
+            self.cut_short[port] = self.cut_short.get(port, 0) + n
+        self.warnings.extend(other.warnings)
+
+    def input_cut_short(self, port: int, warning: str) -> None:
+        """Port ``port``'s input ends inside a record: warn once, count the lost record
+        (it was never received, so it is not in ``rx``)."""
+        self.cut_short[port] = self.cut_short.get(port, 0) + 1
+        self.warnings.append(warning)
+
+    def add_stage_time(self, stage: str, seconds: float) -> None:
+        self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + seconds
+
+    def to_dict(self) -> dict:
+        ports = {}
+        for port in sorted(set(self.rx_ports) | set(self.tx_ports)):
+            drops = self._drops.get(port)
+            rx = self._rx.get(port, 0)
+            dropped = int(drops[1:].sum()) if drops is not None else 0
+            entry = {"rx": rx, "tx": rx - dropped, "dropped": dropped, "out": self._out.get(port, 0),
+                     "drops": {} if drops is None else
+                     {name: int(drops[i + 1]) for i, name in enumerate(self.reasons) if drops[i + 1]}}
+            if self.tx_model is not None and port in self.tx_model.tx_bursts:
+                entry["tx_model"] = {"tx_burst_calls": self.tx_model.tx_bursts[port],
+                                     "direct_pkts": self.tx_model.direct[port],
+                                     "buffered_pkts": self.tx_model.buffered[port],
+                                     "send_packetsx4_calls": self.tx_model.runs[port]}
+            ports[str(port)] = entry
+        total_rx = sum(self._rx.values())
+        drops = {name: int(sum(d[i + 1] for d in self._drops.values())) for i, name in enumerate(self.reasons)}
+        dropped = sum(drops.values())
+        totals = {"rx": total_rx, "tx": sum(self._out.values()), "dropped": dropped}
+        # Conservation: every received packet was transmitted or dropped with a reason.
+        assert totals["rx"] == totals["tx"] + totals["dropped"], totals
+        assert all(p["rx"] == p["tx"] + p["dropped"] for p in ports.values()), ports
+        per_packet = {stage: (sec / total_rx * 1e9 if total_rx else 0.0)
+                      for stage, sec in self.stage_seconds.items()}
+        return {
+            "options": self.options,
+            "ports": ports,
+            "totals": totals,
+            "drops": drops,
+            "stages_ns_per_packet": per_packet,
+            "elapsed_seconds": self.elapsed,
+            "mpps": total_rx / self.elapsed / 1e6 if self.elapsed else 0.0,
+            "records_cut_short": {str(port): n for port, n in sorted(self.cut_short.items())},
+            "warnings": self.warnings,
+        }
+
+
+def format_table(stats: dict) -> str:
+    """The terminal view of ``stats.json``."""
+    lines = [f"{'port':>4} {'rx':>10} {'tx':>10} {'dropped':>10} {'out':>10} {'tx_bursts':>10}  drops"]
+    for port, p in stats["ports"].items():
+        bursts = p.get("tx_model", {}).get("tx_burst_calls", "")
+        reasons = ", ".join(f"{k}={v}" for k, v in p["drops"].items())
+        lines.append(f"{port:>4} {p['rx']:>10} {p['tx']:>10} {p['dropped']:>10} {p['out']:>10} {bursts:>10}  {reasons}")
+    t = stats["totals"]
+    lines.append(f"{'all':>4} {t['rx']:>10} {t['tx']:>10} {t['dropped']:>10} {t['tx']:>10}")
+    stages = "  ".join(f"{k} {v:.0f}" for k, v in stats["stages_ns_per_packet"].items())
+    lines.append(f"stages (ns/packet): {stages}")
+    lines.append(f"{t['rx']} packets in {stats['elapsed_seconds']:.3f} s = {stats['mpps']:.2f} Mpps")
+    lines.extend(f"warning: {w}" for w in stats["warnings"])
+    return "\n".join(lines)
+
+
+def write_json_atomic(path: Path, data: dict) -> None:
+    out = AtomicFile(path)
+    try:
+        out.file.write(json.dumps(data, indent=2).encode() + b"\n")
+        out.commit()
+    except BaseException:       # Ctrl-C or a full disk: leave no temporary file behind
+        out.abort()
+        raise

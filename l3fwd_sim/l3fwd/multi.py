@@ -1,0 +1,115 @@
+"""The multi-buffer path as numpy stages over a whole super-burst (DPDK's x86
+``l3fwd_{lpm,em,fib}_send_packets``: classification and lookups, then
+``send_packets_multi`` with ``processx4_step3`` = MAC rewrite + ``rfc1812_process``).
+
+Inside an rx burst DPDK looks up 4 (LPM) or 8 (EM) packets at a time, or falls back to
+per-packet lookups when a group mixes packet types; the answers are the same, so the
+stages run over thousands of packets at once (design-notes §3). Where this path differs
+from the simple one (path_differences.md): non-IP frames go back out of the input port
+(D1); in EM mode so do IPv4 packets that are not TCP/UDP or have options (with TTL−1 and
+the checksum update, D2/D3) and IPv6 packets with other next headers (D4); FIB looks up
+every packet without the IPv4 type as IPv6 (D10); LPM and FIB do not re-check the
+portmask (D7; unreachable since such routes are never installed).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import em, ptype
+from .rfc1812 import rfc1812_process
+from ..dataplane.stats import REASON_CODE
+
+
+def _select(mask: np.ndarray) -> np.ndarray | slice:
+    """The rows ``mask`` selects: a slice when it selects all of them, so that the stages
+    work on column views instead of gathered copies (the common, all-IPv4 case)."""
+    return slice(None) if mask.all() else np.flatnonzero(mask)
+
+
+def _any(rows, n: int) -> bool:
+    return n > 0 if isinstance(rows, slice) else len(rows) > 0
+
+
+def _ipv4_dst(heads, rows):
+    return heads[rows, 30:34].view(">u4")[:, 0]
+
+
+def _ipv6_dst(heads, rows):
+    return np.ascontiguousarray(heads[rows, 38:54])
+
+
+def _lpm_lookup(v4, v6, batch, routes, dest):
+    """``rte_lpm_lookupx4`` / ``rte_lpm6_lookup`` (``rte_fib*_lookup_bulk`` in FIB mode,
+    where a /0 route is the default next hop); a miss leaves the input port."""
+    heads, n = batch.heads, len(batch)
+    if _any(v4, n):
+        default = dest[v4] if routes.default4 is None else routes.default4
+        dest[v4] = routes.v4.lookup_bulk(_ipv4_dst(heads, v4), default)
+    if _any(v6, n):
+        default = dest[v6] if routes.default6 is None else routes.default6
+        dest[v6] = routes.v6.lookup_bulk(_ipv6_dst(heads, v6), default)
+
+
+def classify_lpm(batch, setup, dest):
+    """``lpm_parse_ptype``, then the LPM lookups. Returns (truncated mask, IPv4 rows)."""
+    kind, caplen = ptype.lpm_ptype_bulk(batch.heads), batch.caplen
+    truncated = caplen < ptype.MIN_ETHER
+    truncated |= (kind == ptype.IPV4) & (caplen < ptype.MIN_IPV4_LPM)
+    truncated |= (kind == ptype.IPV6) & (caplen < ptype.MIN_IPV6_LPM)
+    v4 = _select(~truncated & (kind == ptype.IPV4))
+    v6 = np.flatnonzero(~truncated & (kind == ptype.IPV6))
+    _lpm_lookup(v4, v6, batch, setup.routes, dest)
+    return truncated, v4
+
+
+def classify_fib(batch, setup, dest):
+    """``fib_parse_packet``: the IPv4 type goes to rte_fib, every other packet — IPv6 or
+    not — to rte_fib6 with frame bytes 38..53 (D10)."""
+    kind, caplen = ptype.lpm_ptype_bulk(batch.heads), batch.caplen
+    is_v4 = kind == ptype.IPV4
+    truncated = (caplen < ptype.MIN_ETHER) | np.where(is_v4, caplen < ptype.MIN_IPV4_LPM,
+                                                      caplen < ptype.MIN_IPV6_LPM)
+    v4 = _select(~truncated & is_v4)
+    v6 = np.flatnonzero(~truncated & ~is_v4)
+    _lpm_lookup(v4, v6, batch, setup.routes, dest)
+    return truncated, v4
+
+
+def classify_em(batch, setup, dest):
+    """``em_parse_ptype``, then ``em_get_dst_port`` per packet: IPv4/IPv6 TCP/UDP are
+    looked up (miss → input port) and re-checked against the portmask, everything
+    else stays on the input port (D1–D4)."""
+    heads, caplen, routes, ports = batch.heads, batch.caplen, setup.routes, setup.ports
+    kind, tcp_udp = ptype.em_ptype_bulk(heads, caplen)
+    truncated = (caplen < ptype.MIN_ETHER) | (kind == ptype.EM_TRUNCATED)
+    truncated |= tcp_udp & (kind == ptype.EM_IPV4) & (caplen < ptype.MIN_EM_IPV4)
+    truncated |= tcp_udp & (kind == ptype.EM_IPV6) & (caplen < ptype.MIN_EM_IPV6)
+    ipv4_bit = (kind == ptype.EM_IPV4) | (kind == ptype.EM_IPV4_EXT)
+    truncated |= ipv4_bit & ~tcp_udp & (caplen < ptype.MIN_IPV4_LPM)   # rfc1812_process reads up to 25
+    usable = ~truncated
+    for family, table, l3 in ((4, routes.v4, ptype.EM_IPV4), (6, routes.v6, ptype.EM_IPV6)):
+        rows = _select(usable & tcp_udp & (kind == l3))
+        if _any(rows, len(batch)):
+            found = table.lookup_bulk(em.keys_of(heads, rows, family), dest[rows])
+            dest[rows] = np.where(ports.enabled[found], found, dest[rows])
+    return truncated, _select(usable & ipv4_bit)
+
+
+CLASSIFY = {"lpm": classify_lpm, "em": classify_em, "fib": classify_fib}
+
+
+def forward(batch, setup, timer) -> tuple[np.ndarray, np.ndarray]:
+    heads = batch.heads
+    with timer("classify+lookup"):
+        dest = batch.in_port.copy()
+        truncated, v4 = CLASSIFY[setup.lookup](batch, setup, dest)
+    with timer("rewrite"):
+        rows = _select(~truncated)
+        setup.ports.rewrite_bulk(heads, rows, dest[rows])
+    with timer("rfc1812"):
+        invalid = np.arange(len(batch))[v4][rfc1812_process(heads, v4)] if _any(v4, len(batch)) else v4
+    reason = np.zeros(len(batch), np.uint8)
+    reason[invalid] = REASON_CODE["rfc1812_invalid"]
+    reason[truncated] = REASON_CODE["truncated"]
+    dest[reason != 0] = -1
+    return dest, reason

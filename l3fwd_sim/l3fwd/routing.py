@@ -1,0 +1,105 @@
+"""Route tables as dpdk-l3fwd sets them up (``setup_lpm``, ``setup_fib``, ``setup_hash``).
+
+Rule files are used only when both ``--rule_ipv4`` and ``--rule_ipv6`` are given;
+otherwise l3fwd warns "Missing 1 or more rule files, using default instead" and installs
+its built-in tables (shipped here as ``routes/*.cfg``). Routes whose output port is not
+in the portmask are not installed (``(1 << if_out) & enabled_port_mask``); routes to
+ports >= 32 are not installed either (the C shift is undefined there), which is why
+DPDK's "next hop outside the portmask" difference between the paths (path_differences
+D7) cannot occur in l3fwd-sim.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..tables.hash import ExactMatchTable
+from .em import em_table
+from ..errors import SimError
+from ..tables.lpm import Lpm4, Lpm6, LpmError
+from ..dataplane.ports import PortConfig
+from .rules import LpmRuleArrays, lpm_rule_arrays, parse_em_rules
+
+DEFAULT_ROUTES = Path(__file__).parent / "routes"
+
+
+def rule_files(kind: str, rule_ipv4: Path | None, rule_ipv6: Path | None,
+               warnings: list[str]) -> tuple[Path, Path]:
+    """The (IPv4, IPv6) rule files l3fwd would use for ``kind`` ("lpm" or "em")."""
+    if rule_ipv4 and rule_ipv6:
+        return Path(rule_ipv4), Path(rule_ipv6)
+    if rule_ipv4 or rule_ipv6:
+        warnings.append("Missing 1 or more rule files, using default instead (as dpdk-l3fwd does: "
+                        "give both --rule_ipv4 and --rule_ipv6)")
+    return DEFAULT_ROUTES / f"{kind}_default_v4.cfg", DEFAULT_ROUTES / f"{kind}_default_v6.cfg"
+
+
+def installed(rules: list, ports: PortConfig) -> list:
+    """The rules ``setup_*`` keeps: output port enabled in the portmask."""
+    return [r for r in rules if ports.is_enabled(r.port)]
+
+
+@dataclass
+class LpmRoutes:
+    """rte_lpm/rte_lpm6 tables (``--lookup lpm``) or rte_fib/rte_fib6 (``--lookup fib``,
+    where a /0 route is the default next hop instead of a miss)."""
+    v4: Lpm4
+    v6: Lpm6
+    installed: dict = field(default_factory=dict)
+    default4: int | None = None
+    default6: int | None = None
+
+
+@dataclass
+class EmRoutes:
+    """rte_hash flow tables (``--lookup em``); only one family is populated."""
+    v4: ExactMatchTable
+    v6: ExactMatchTable
+    installed: dict = field(default_factory=dict)
+
+
+def _build(table_cls, rules: LpmRuleArrays, ports: PortConfig, allow_default: bool):
+    """The table of the installed rules and the next hop of the last installed /0 rule
+    (rte_fib's default route; rte_lpm refuses depth 0)."""
+    zero = np.flatnonzero(rules.depth == 0)
+    if len(zero) and not allow_default:
+        raise SimError(f"{rules.where(zero[0])}: depth 0 is rejected by rte_lpm/rte_lpm6 "
+                       "(--lookup fib takes /0 as a default route)")
+    rules = rules.select(ports.enabled[rules.port])
+    defaults = rules.port[rules.depth == 0]
+    default = int(defaults[-1]) if len(defaults) else None
+    rules = rules.select(rules.depth > 0)
+    try:
+        if table_cls is Lpm4:
+            table = Lpm4()
+            table.build(rules.prefix, rules.depth, rules.port)
+            return table, default
+        return table_cls.from_rules(zip(rules.prefix.tolist(), rules.depth.tolist(), rules.port.tolist())), default
+    except LpmError as err:
+        raise SimError(f"{rules.path}: {err}") from None
+
+
+def load_routes(lookup: str, ports: PortConfig, rule_ipv4: Path | None = None,
+                rule_ipv6: Path | None = None, ipv6: bool = False,
+                warnings: list[str] | None = None) -> LpmRoutes | EmRoutes:
+    """The tables ``--lookup lookup`` installs (``ipv6``: l3fwd's ``--ipv6``, which
+    makes EM populate the IPv6 flows instead of the IPv4 ones)."""
+    kind = "em" if lookup == "em" else "lpm"
+    warnings = warnings if warnings is not None else []
+    path4, path6 = rule_files(kind, rule_ipv4, rule_ipv6, warnings)
+    parse = parse_em_rules if lookup == "em" else lpm_rule_arrays
+    rules4, rules6 = parse(path4, 4), parse(path6, 6)            # both files are read, as in l3fwd
+    for path, rules in ((path4, rules4), (path6, rules6)):
+        if not len(rules):
+            warnings.append(f"{path}: no rules (dpdk-l3fwd itself refuses a rule file without R lines)")
+    if lookup == "em":
+        rules4 = installed(rules4, ports) if not ipv6 else []
+        rules6 = installed(rules6, ports) if ipv6 else []
+        return EmRoutes(em_table(rules4, 4), em_table(rules6, 6),
+                        {"ipv4": len(rules4), "ipv6": len(rules6)})
+    (v4, default4), (v6, default6) = (_build(Lpm4, rules4, ports, lookup == "fib"),
+                                      _build(Lpm6, rules6, ports, lookup == "fib"))
+    count = {"ipv4": int(ports.enabled[rules4.port].sum()), "ipv6": int(ports.enabled[rules6.port].sum())}
+    return LpmRoutes(v4, v6, count, default4, default6)

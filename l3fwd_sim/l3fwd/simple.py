@@ -1,0 +1,132 @@
+"""The per-packet path, packet by packet in plain Python: DPDK's
+``l3fwd_lpm_simple_forward`` (``l3fwd_lpm.h``), ``l3fwd_em_simple_forward``
+(``l3fwd_em.h``) and the per-packet FIB variant (``l3fwd_fib.c``, non-x86), read line
+by line. Each function forwards one frame, editing it in place, and returns
+``(dst_port, 0)`` or ``(-1, drop reason)``."""
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from . import em
+from .ptype import (EM_IPV4, EM_IPV6, EM_TRUNCATED, EM_UNKNOWN, IPV4, IPV6, MIN_EM_IPV4, MIN_EM_IPV6,
+                     MIN_ETHER, MIN_IPV4_LPM, MIN_IPV6_LPM, em_ptype, lpm_ptype)
+from ..capture.records import HEAD_BYTES
+from .rfc1812 import is_valid_ipv4_pkt, rfc1812_process_one, update_ttl_checksum
+from ..dataplane.stats import REASON_CODE
+
+TRUNCATED = REASON_CODE["truncated"]
+RFC1812_INVALID = REASON_CODE["rfc1812_invalid"]
+UNKNOWN_PTYPE = REASON_CODE["unknown_ptype"]
+NOT_TCP_UDP = REASON_CODE["not_tcp_udp"]
+_BE32 = struct.Struct(">I").unpack_from           # an IPv4 address: 3x faster than int.from_bytes
+_BE128 = struct.Struct(">QQ").unpack_from
+
+
+def ipv4_dst(frame) -> int:
+    return _BE32(frame, 30)[0]
+
+
+def ipv6_dst(frame) -> int:
+    high, low = _BE128(frame, 38)
+    return high << 64 | low
+
+
+def _send(frame: memoryview, next_hop: int | None, portid: int, ipv4: bool, ports) -> tuple[int, int]:
+    """The common tail of the LPM and EM simple paths: a miss goes back to the input
+    port, so does a port outside the portmask (the re-check), then ``--ttl; ++cksum``
+    for IPv4 and the MAC rewrite."""
+    dst_port = portid if next_hop is None or not ports.is_enabled(next_hop) else next_hop
+    if ipv4:
+        update_ttl_checksum(frame)
+    ports.rewrite(frame, dst_port)
+    return dst_port, 0
+
+
+def lpm_simple_forward(frame: memoryview, pkt_len: int, portid: int, setup) -> tuple[int, int]:
+    if pkt_len < MIN_ETHER:
+        return -1, TRUNCATED
+    routes = setup.routes
+    kind = lpm_ptype(frame)
+    if kind == IPV4:
+        if not is_valid_ipv4_pkt(frame, pkt_len):
+            return -1, RFC1812_INVALID
+        if pkt_len < MIN_IPV4_LPM:
+            return -1, TRUNCATED
+        next_hop = routes.v4.lookup(ipv4_dst(frame))
+    elif kind == IPV6:
+        if pkt_len < MIN_IPV6_LPM:
+            return -1, TRUNCATED
+        next_hop = routes.v6.lookup(ipv6_dst(frame))
+    else:
+        return -1, UNKNOWN_PTYPE     # "Free the mbuf that contains non-IPV4/IPV6 packet" (D1)
+    return _send(frame, next_hop, portid, kind == IPV4, setup.ports)
+
+
+def em_simple_forward(frame: memoryview, pkt_len: int, portid: int, setup) -> tuple[int, int]:
+    """Only IPv4/IPv6 TCP/UDP (by ``em_parse_ptype``) are forwarded; the rest is freed
+    (D1–D4). DPDK frees an RFC 1812-invalid packet and then still enqueues it (a
+    use-after-free, D9); l3fwd-sim drops it."""
+    if pkt_len < MIN_ETHER:
+        return -1, TRUNCATED
+    routes = setup.routes
+    kind, tcp_udp = em_ptype(frame, pkt_len)
+    if kind == EM_TRUNCATED:
+        return -1, TRUNCATED
+    if kind == EM_IPV4 and tcp_udp:
+        if not is_valid_ipv4_pkt(frame, pkt_len):
+            return -1, RFC1812_INVALID
+        if pkt_len < MIN_EM_IPV4:
+            return -1, TRUNCATED
+        next_hop = routes.v4.lookup(em.key_of(frame, 4))
+    elif kind == EM_IPV6 and tcp_udp:
+        if pkt_len < MIN_EM_IPV6:
+            return -1, TRUNCATED
+        next_hop = routes.v6.lookup(em.key_of(frame, 6))
+    else:
+        return -1, UNKNOWN_PTYPE if kind == EM_UNKNOWN else NOT_TCP_UDP
+    return _send(frame, next_hop, portid, kind == EM_IPV4, setup.ports)
+
+
+def fib_forward(frame: memoryview, pkt_len: int, portid: int, setup) -> tuple[int, int]:
+    """Every packet without the IPv4 type is looked up as IPv6 (D10); the default next
+    hop (a miss) is the input port; no portmask re-check; RFC 1812 as the multi path."""
+    if pkt_len < MIN_ETHER:
+        return -1, TRUNCATED
+    routes = setup.routes
+    is_v4 = lpm_ptype(frame) == IPV4
+    if pkt_len < (MIN_IPV4_LPM if is_v4 else MIN_IPV6_LPM):
+        return -1, TRUNCATED
+    if is_v4:
+        next_hop = routes.v4.lookup(ipv4_dst(frame))
+        default = routes.default4
+    else:
+        next_hop = routes.v6.lookup(ipv6_dst(frame))
+        default = routes.default6
+    if next_hop is None:
+        next_hop = portid if default is None else default
+    setup.ports.rewrite(frame, next_hop)
+    if is_v4 and rfc1812_process_one(frame):
+        return -1, RFC1812_INVALID
+    return next_hop, 0
+
+
+FORWARD = {"lpm": lpm_simple_forward, "em": em_simple_forward, "fib": fib_forward}
+
+
+def forward(batch, setup, timer) -> tuple[np.ndarray, np.ndarray]:
+    forward_one = FORWARD[setup.lookup]
+    width = HEAD_BYTES
+    with timer("forward"):
+        raw = bytearray(batch.heads.tobytes())    # one copy, edited in place through frame views
+        frames = memoryview(raw)
+        dest, reason = [], []
+        starts = range(0, len(batch) * width, width)
+        for start, frame_len, pkt_len, portid in zip(starts, np.minimum(batch.caplen, width).tolist(),
+                                                     batch.caplen.tolist(), batch.in_port.tolist()):
+            port, why = forward_one(frames[start:start + frame_len], pkt_len, portid, setup)
+            dest.append(port)
+            reason.append(why)
+        batch.heads[:] = np.frombuffer(raw, np.uint8).reshape(batch.heads.shape)
+    return np.array(dest, np.int64), np.array(reason, np.uint8)

@@ -1,0 +1,129 @@
+"""The compiled byte loops (``kernels.py``) against their numpy/Python twins, and whole
+runs under each: the same records found, the same bytes copied, the same outputs."""
+from __future__ import annotations
+
+import struct
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from l3fwd_sim import RunOptions, run
+from l3fwd_sim.capture import kernels
+from frames import mixed_frames, read_pcap_frames, write_pcap
+
+pytestmark = pytest.mark.skipif(kernels.load() is None, reason="numba not installed")
+
+
+def both(function, *args):
+    """``function(*args)`` with the compiled kernels, then with the twins (fresh copies
+    of the array arguments each time)."""
+    results = []
+    for numpy_twins in (False, True):
+        kernels.use_numpy(numpy_twins)
+        try:
+            copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+            results.append((function(*copies), copies))
+        finally:
+            kernels.use_numpy(False)
+    return results
+
+
+def records(caplens: list[int], big_endian: bool, seed: int) -> bytes:
+    rng = np.random.default_rng(seed)
+    order = ">" if big_endian else "<"
+    return b"".join(struct.pack(order + "IIII", 1, 2, cap, cap + 4) + rng.bytes(cap) for cap in caplens)
+
+
+@settings(max_examples=200, deadline=None)
+@given(caplens=st.lists(st.integers(0, 300), max_size=40), big_endian=st.booleans(), limit=st.integers(0, 50),
+       cut=st.integers(0, 40), bad_at=st.integers(-1, 39), seed=st.integers(0, 99))
+def test_scan_records_matches_the_python_walk(caplens, big_endian, limit, cut, bad_at, seed):
+    if 0 <= bad_at < len(caplens):
+        caplens[bad_at] = 262145                       # above the limit: where the walk must stop
+    data = records(caplens, big_endian, seed)[: max(0, sum(16 + min(c, 300) for c in caplens) - cut)]
+    buf = np.frombuffer(data + bytes(64), np.uint8).copy()
+    (compiled, c_args), (twin, t_args) = both(kernels.scan_records, buf, 0, len(data), limit, big_endian,
+                                              262144, np.zeros(limit, np.int64), np.zeros((limit, 16), np.uint8))
+    assert compiled == twin
+    n = compiled[0]
+    for c, t in zip(c_args[-2:], t_args[-2:]):             # offsets and record headers
+        assert np.array_equal(c[:n], t[:n])
+    assert [bytes(h) for h in c_args[-1][:n]] == [bytes(buf[o - 16:o]) for o in c_args[-2][:n]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(size=st.integers(1, 400), data=st.data(), width=st.sampled_from([16, 64]))
+def test_gather_and_scatter_match_numpy(size, data, width):
+    buf = np.random.default_rng(size).integers(0, 256, size + width, dtype=np.uint8)
+    starts = np.array(sorted(data.draw(st.lists(st.integers(0, size - 1), max_size=30))), np.int64)
+    widths = np.array(data.draw(st.lists(st.integers(0, 2 * width), min_size=len(starts), max_size=len(starts))),
+                      np.int64)
+    (_, (_, _, _, out_c)), (_, (_, _, _, out_t)) = both(kernels.gather_windows, buf, starts, widths,
+                                                        np.full((len(starts), width), 7, np.uint8))
+    assert np.array_equal(out_c, out_t)
+    for i, (s, w) in enumerate(zip(starts, widths)):            # and against the definition
+        w = min(w, width)
+        assert bytes(out_c[i]) == bytes(buf[s:s + w]) + bytes(width - w)
+
+
+
+@settings(max_examples=200, deadline=None)
+@given(caplens=st.lists(st.integers(0, 150), max_size=30), data=st.data())
+def test_restore_records_matches_numpy(caplens, data):
+    """Records whose header bytes equal the row's get the row's head written back
+    (only their own bytes); the others are left alone."""
+    buf = np.frombuffer(records(caplens, False, len(caplens)) + bytes(64), np.uint8).copy()
+    offsets = np.cumsum([0] + [16 + c for c in caplens])[:-1].astype(np.int64) + 16
+    caplen = np.array(caplens, np.int64)
+    rows = np.random.default_rng(len(caplens)).integers(0, 256, (len(caplens), 80), dtype=np.uint8)
+    same = np.array(data.draw(st.lists(st.booleans(), min_size=len(caplens), max_size=len(caplens))), bool)
+    for r in np.flatnonzero(same):
+        rows[r, :16] = buf[offsets[r] - 16:offsets[r]]
+    which = np.array(sorted(data.draw(st.sets(st.integers(0, max(0, len(caplens) - 1)), max_size=len(caplens)))
+                            if caplens else []), np.int64)
+    (got_c, (buf_c, *_)), (got_t, (buf_t, *_)) = both(kernels.restore_records, buf, offsets, caplen, rows, which)
+    assert np.array_equal(got_c, got_t) and np.array_equal(buf_c, buf_t)
+    want = buf.copy()
+    for r in which[same[which]]:
+        w = min(caplen[r], 64)
+        want[offsets[r]:offsets[r] + w] = rows[r, 16:16 + w]
+    assert np.array_equal(got_c, which[same[which]]) and np.array_equal(buf_c, want)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 1000), chunk=st.sampled_from([5, 64, 65536]))
+def test_runs_are_identical_with_either(tmp_path_factory, seed, chunk):
+    """Mixed traffic of every size (short frames, IPv6, big frames): each pipeline's
+    outputs and counters are the same whether the kernels or their twins ran."""
+    tmp = tmp_path_factory.mktemp("k")
+    paths = {}
+    for port in range(3):
+        paths[port] = tmp / f"in{port}.pcap"
+        write_pcap(paths[port], mixed_frames(seed, port, 150))
+    for pipeline in ("multi", "simple"):
+        got = []
+        for numpy_twins in (False, True):
+            kernels.use_numpy(numpy_twins)
+            try:
+                out = tmp / f"{pipeline}{numpy_twins}"
+                stats = run(RunOptions(inputs=paths, outdir=out, pipeline=pipeline, rx_burst=7, chunk_packets=chunk))
+            finally:
+                kernels.use_numpy(False)
+            got.append(({p: read_pcap_frames(out / f"port{p}.pcap") for p in stats["ports"]}, stats["totals"]))
+        assert got[0] == got[1]
+
+
+def test_cached_kernels_load_in_a_new_process():
+    """The second process loads the machine code the first one cached (a numba cache
+    that crashes only when loaded would otherwise pass every in-process test)."""
+    code = ("import struct, numpy as np; from l3fwd_sim.capture import kernels; assert kernels.load() is not None; "
+            "b = np.frombuffer(struct.pack('<IIII', 1, 2, 4, 4) + b'abcd' + bytes(64), np.uint8).copy(); "
+            "o = np.zeros(2, np.int64); h = np.zeros((2, 16), np.uint8); "
+            "print(kernels.scan_records(b, 0, 20, 2, False, 100, o, h), o[0])")
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == ["(1,", "20,", "False)", "16"]

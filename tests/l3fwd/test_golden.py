@@ -1,0 +1,29 @@
+"""Every run real dpdk-l3fwd v26.07 made over net_pcap ports (../shared/golden) is
+reproduced byte for byte, per port and in order, by the matching pipeline."""
+from __future__ import annotations
+
+import json
+import shlex
+
+import pytest
+from forwarding import GOLDEN, golden_runs, run_cli
+from frames import read_pcap_frames
+
+if not (GOLDEN / "runs.json").is_file():
+    pytest.skip(f"golden data not found at {GOLDEN}", allow_module_level=True)
+
+
+@pytest.mark.parametrize("scenario,expected,options", golden_runs())
+def test_golden_run(tmp_path, scenario, expected, options):
+    scenario_dir = GOLDEN / scenario
+    args = shlex.split(options.replace("{d}", str(scenario_dir)))
+    result = run_cli("run", scenario_dir / "in", "-o", tmp_path, "--quiet", *args)
+    assert result.exit_code == 0, result.output
+    expected_files = sorted((scenario_dir / expected).glob("port*.pcap"))
+    assert sorted(p.name for p in tmp_path.glob("port*.pcap")) == [p.name for p in expected_files]
+    for exp in expected_files:
+        want, got = read_pcap_frames(exp), read_pcap_frames(tmp_path / exp.name)
+        first_diff = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), None)
+        assert (len(got), first_diff) == (len(want), None), f"{exp.name}: {len(got)} vs {len(want)} packets"
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    assert stats["totals"]["tx"] == sum(len(read_pcap_frames(p)) for p in expected_files)

@@ -1,0 +1,135 @@
+"""Both pipelines against the independent per-packet oracle (tests/oracle.py, itself
+checked against real dpdk-l3fwd in test_oracle_golden.py), on mixed traffic with short
+frames, several input ports, odd bursts, portmask gaps, output-only ports and rules."""
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from forwarding import CONFIGS, simulate
+from oracle import l3fwd_oracle
+from frames import mixed_frames, well_formed_frames
+
+from l3fwd_sim import SimError
+from l3fwd_sim.l3fwd import run as simulator
+
+
+def oracle(inputs, *, portmask, pipeline, rx_burst=32, eth_dest=None, port_mac=None, routes=None):
+    return l3fwd_oracle(inputs, portmask=portmask, lookup="lpm", pipeline=pipeline, rx_burst=rx_burst,
+                        eth_dest=eth_dest, port_mac=port_mac,
+                        routes_v4=routes[0] if routes else None, routes_v6=routes[1] if routes else None)
+
+
+def random_routes(rng: random.Random, n4: int = 200, n6: int = 100):
+    """Random LPM rules biased to the addresses the mixed traffic uses."""
+    v4, v6 = [], []
+    for _ in range(n4):
+        depth = rng.choice([8, 12, 16, 20, 24, 25, 28, 30, 32])
+        base = rng.choice([0xC6120000, 0x0A000000, 0xCB007100, rng.getrandbits(32)])
+        addr = (base | rng.getrandbits(16)) & (0xFFFFFFFF << (32 - depth))
+        v4.append((str(ipaddress.IPv4Address(addr)), depth, rng.randrange(8)))
+    for _ in range(n6):
+        depth = rng.choice([16, 32, 48, 56, 64, 72, 96, 127, 128])
+        base = rng.choice([0x20010200 << 96, rng.getrandbits(128)])
+        addr = (base | rng.getrandbits(72)) & (((1 << 128) - 1) << (128 - depth))
+        v6.append((str(ipaddress.IPv6Address(addr)), depth, rng.randrange(8)))
+    return v4, v6
+
+
+def write_rules(path, rules):
+    path.write_text("".join(f"R{prefix}/{depth} {port}\n" for prefix, depth, port in rules))
+    return path
+
+
+@pytest.mark.parametrize("pipeline", ["simple", "multi"])
+@pytest.mark.parametrize("config", range(len(CONFIGS)))
+def test_pipeline_matches_oracle(tmp_path, pipeline, config):
+    cfg = CONFIGS[config]
+    inputs = {p: mixed_frames(seed=config, in_port=p, n=300) for p in cfg["ports"]}
+    macs = {name: {p: bytes.fromhex(m.replace(":", "")) for p, m in cfg.get(name, {}).items()}
+            for name in ("eth_dest", "port_mac")}
+    routes = None
+    options = {}
+    if cfg.get("rules"):
+        routes = random_routes(random.Random(config))
+        options = dict(rule_ipv4=write_rules(tmp_path / "v4.cfg", routes[0]),
+                       rule_ipv6=write_rules(tmp_path / "v6.cfg", routes[1]))
+    got, stats = simulate(tmp_path, inputs, portmask=cfg["portmask"], pipeline=pipeline,
+                          rx_burst=cfg.get("rx_burst", 32), tx_burst=cfg.get("tx_burst", 32),
+                          eth_dest=macs["eth_dest"], port_mac=macs["port_mac"], **options)
+    want, drops = oracle(inputs, portmask=cfg["portmask"], pipeline=pipeline, rx_burst=cfg.get("rx_burst", 32),
+                         eth_dest=cfg.get("eth_dest"), port_mac=cfg.get("port_mac"), routes=routes)
+    assert got.keys() == want.keys()
+    for port in want:
+        assert got[port] == want[port], f"port {port}"
+    assert {k: v for k, v in stats["drops"].items() if v} == {k: v for k, v in drops.items() if v}
+    assert stats["totals"]["rx"] == stats["totals"]["tx"] + stats["totals"]["dropped"]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000), nports=st.integers(1, 4), rx_burst=st.integers(1, 40),
+       tx_burst=st.integers(1, 40), chunk=st.sampled_from([1, 3, 64, 65536]))
+def test_pipelines_agree_on_well_formed_traffic(tmp_path_factory, seed, nports, rx_burst, tx_burst, chunk):
+    """Where DPDK's two paths agree (valid Ethernet-II IPv4/IPv6), l3fwd-sim's agree,
+    whatever the burst sizes and super-burst size."""
+    inputs = {p: well_formed_frames(seed, p, n=60) for p in range(nports)}
+    outputs = [simulate(tmp_path_factory.mktemp(pipeline), inputs, pipeline=pipeline, rx_burst=rx_burst,
+                        tx_burst=tx_burst, chunk_packets=chunk)
+               for pipeline in ("simple", "multi")]
+    (simple_out, simple_stats), (multi_out, multi_stats) = outputs
+    assert simple_out == multi_out
+    assert simple_stats["totals"] == multi_stats["totals"]
+    assert simple_stats["totals"]["dropped"] == 0
+
+
+def test_stats_json_counts(tmp_path):
+    inputs = {0: mixed_frames(3, 0, 200), 2: mixed_frames(3, 2, 150)}
+    got, stats = simulate(tmp_path, inputs, portmask=0xF, pipeline="multi")
+    on_disk = json.loads((tmp_path / "out" / "stats.json").read_text())
+    assert on_disk["totals"] == stats["totals"]
+    assert on_disk["ports"]["0"]["rx"] == 200 and on_disk["ports"]["2"]["rx"] == 150
+    for port, frames in got.items():
+        assert on_disk["ports"][str(port)]["out"] == len(frames)
+    for p in on_disk["ports"].values():
+        assert p["rx"] == p["tx"] + p["dropped"]
+        assert p["dropped"] == sum(p["drops"].values())
+
+
+def test_a_failing_jobs_worker_ends_the_run_with_its_message(tmp_path, monkeypatch):
+    """A worker's error reaches the user, the other processes stop waiting for their
+    turn, and no output is left."""
+    parent, real = os.getpid(), simulator.pipeline
+
+    def pipeline_failing_in_workers(name):
+        forward = real(name)
+
+        def wrapped(batch, setup, timer):
+            if os.getpid() != parent:
+                raise SimError("boom in a worker")
+            return forward(batch, setup, timer)
+        return wrapped
+
+    monkeypatch.setattr(simulator, "pipeline", pipeline_failing_in_workers)
+    inputs = {0: mixed_frames(2, 0, 300), 1: mixed_frames(2, 1, 300)}
+    with pytest.raises(SimError, match="boom in a worker"):
+        simulate(tmp_path, inputs, rx_burst=7, chunk_packets=40, jobs=3)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == []
+
+
+@pytest.mark.parametrize("pipeline,lookup", [("multi", "lpm"), ("simple", "em"), ("multi", "fib")])
+def test_jobs_give_identical_output(tmp_path, pipeline, lookup):
+    """--jobs N splits the polling rounds over processes: outputs, counters and TX
+    counters are those of --jobs 1, whatever the split (uneven port lengths, odd bursts)."""
+    inputs = {0: mixed_frames(11, 0, 300), 1: mixed_frames(11, 1, 170), 3: mixed_frames(11, 3, 45)}
+    results = [simulate(tmp_path / f"jobs{jobs}", inputs, portmask=0xF, pipeline=pipeline, lookup=lookup,
+                        rx_burst=7, tx_burst=5, chunk_packets=40, jobs=jobs)
+               for jobs in (1, 2, 3, 5)]
+    (out1, stats1), *others = results
+    for out, stats in others:
+        assert out == out1
+        assert stats["ports"] == stats1["ports"] and stats["totals"] == stats1["totals"]

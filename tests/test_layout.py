@@ -1,0 +1,85 @@
+"""The folder tree is the architecture: every import inside ``l3fwd_sim`` runs down the
+layers (cli → bench → traffic, diff → l3fwd, testpmd → dataplane → capture → tables →
+errors), never up or sideways between peers, and no module imports itself back through
+others (imports inside functions count too)."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from forwarding import REPO
+
+PACKAGE = REPO / "l3fwd_sim"
+# Higher may import lower; equal ranks are peers that must not import each other.
+RANK = {"errors": 0, "tables": 1, "capture": 2, "dataplane": 3, "l3fwd": 4, "testpmd": 4,
+        "traffic": 5, "diff": 5, "bench": 6, "cli": 7, "": 8}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(source: str, name: str, package: str) -> set[str]:
+    """Absolute names of the ``l3fwd_sim`` modules that module ``name`` (of ``package``)
+    imports in ``source``, at any depth."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            base = package.split(".")[:len(package.split(".")) - node.level + 1] if node.level else []
+            target = ".".join(base + ([node.module] if node.module else []))
+            for alias in node.names:
+                full = f"{target}.{alias.name}"
+                found.add(full if (PACKAGE.parent / (full.replace(".", "/") + ".py")).exists() else target)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return {m for m in found if m.split(".")[0] == "l3fwd_sim" and m != name}
+
+
+def subsystem(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def module_imports(path: Path) -> set[str]:
+    name = module_name(path)
+    return imports(path.read_text(), name, name if path.name == "__init__.py" else name.rpartition(".")[0])
+
+
+GRAPH = {module_name(p): module_imports(p) for p in PACKAGE.rglob("*.py")}
+
+
+def test_every_subsystem_has_a_rank():
+    assert {subsystem(m) for m in GRAPH} == set(RANK)
+
+
+def test_imports_run_down_the_layers():
+    wrong = [f"{m} imports {t}" for m, targets in GRAPH.items() for t in targets
+             if subsystem(t) != subsystem(m) and subsystem(m) and RANK[subsystem(t)] >= RANK[subsystem(m)]]
+    assert wrong == []
+
+
+def test_no_import_cycle():
+    done, path = set(), []
+
+    def visit(m):
+        if m in path:
+            raise AssertionError("import cycle: " + " → ".join(path[path.index(m):] + [m]))
+        if m in done:
+            return
+        path.append(m)
+        for t in sorted(GRAPH.get(m, ())):
+            if t != "l3fwd_sim":
+                visit(t)
+        path.pop()
+        done.add(m)
+
+    for m in sorted(GRAPH):
+        visit(m)
+
+
+def test_the_checker_resolves_every_form_of_import():
+    source = ("from ..l3fwd.rules import EmRule\nfrom . import lpm\nfrom .. import errors\n"
+              "def f():\n    from ..capture.offline import open_offline\n")
+    assert imports(source, "l3fwd_sim.tables.hash", "l3fwd_sim.tables") == {
+        "l3fwd_sim.l3fwd.rules", "l3fwd_sim.tables.lpm", "l3fwd_sim.errors", "l3fwd_sim.capture.offline"}
