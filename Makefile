@@ -10,6 +10,8 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+	@# compile the numba kernels into their on-disk cache now, so that no run pays for it
+	$(BIN)/python -c "from l3fwd_sim.capture import kernels; kernels.load()"
 	touch $@
 
 demo: $(STAMP)

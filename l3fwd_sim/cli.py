@@ -11,7 +11,7 @@ from .errors import SimError
 from .dataplane.ports import parse_port_mac, parse_portmask
 from .dataplane.inputs import find_inputs
 from .l3fwd.run import LOOKUPS, PIPELINES, RunOptions, run
-from .dataplane.stats import format_table
+from .dataplane.stats import format_duration, format_rate, format_table
 from .testpmd.run import FORWARD_MODES, TOPOLOGIES, TestpmdOptions, testpmd_run
 
 
@@ -248,8 +248,8 @@ def generate_command(ctx, pattern, outdir, streams, ports, count, size, rate, se
         click.echo(f"l3fwd-sim: warning: {warning}", err=True)
     for port, info in summary["ports"].items():
         click.echo(f"{info['file']}: {info['packets']} packets, {info['bytes']} bytes")
-    click.echo(f"{summary['packets']} packets in {summary['elapsed_seconds']:.2f} s "
-               f"({summary['mpps']:.2f} Mpps)")
+    click.echo(f"{summary['packets']} packets in {format_duration(summary['elapsed_seconds'])} "
+               f"({format_rate(summary['packets'], summary['elapsed_seconds'])})")
 
 
 @main.command("bench")

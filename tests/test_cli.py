@@ -244,7 +244,7 @@ def _stats(d: Path) -> dict:
 def _comparable(stats: dict) -> dict:
     """stats without the fields that legitimately differ between equivalent runs."""
     s = json.loads(json.dumps(stats))
-    for key in ("elapsed_seconds", "mpps", "stages_ns_per_packet"):
+    for key in ("elapsed_seconds", "mpps", "stages_ns_per_packet", "stages_ms", "setup_ms"):
         s.pop(key, None)
     s.get("options", {}).pop("inputs", None)
     return s

@@ -1,8 +1,8 @@
 """The compiled twins of ``kernels.py`` (numba, cached on disk). Importing this module
-loads them, so it is imported only through :func:`l3fwd_sim.kernels.load`.
+loads them, so it is imported only through :func:`l3fwd_sim.capture.kernels.load`.
 
 The kernels allocate nothing: the caller passes every output array. Nothing is
-bounds-checked here, so the twins' tests (tests/test_kernels.py) are what guard them."""
+bounds-checked here, so the twins' tests (tests/capture/test_kernels.py) are what guard them."""
 import numpy as np
 from numba import njit
 

@@ -7,6 +7,7 @@ total. Per TX port: ``out`` (packets written to its pcap) and the TX model's cou
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,7 @@ class RunStats:
         self._drops = {p: np.zeros(len(reasons) + 1, np.int64) for p in rx_ports}
         self._out = {p: 0 for p in tx_ports}
         self.stage_seconds: dict[str, float] = {}
+        self.setup_seconds: dict[str, float] = {}   # one-time costs: table builds, the kernels' import
         self.warnings: list[str] = []
         self.cut_short: dict[int, int] = {}   # RX port -> records lost to a cut-short input (0 or 1)
         self.elapsed = 0.0
@@ -59,6 +61,8 @@ class RunStats:
             self._out[port] += n
         for stage, seconds in other.stage_seconds.items():
             self.add_stage_time(stage, seconds)
+        for what, seconds in other.setup_seconds.items():
+            self.add_setup_time(what, seconds)
         for port, n in other.cut_short.items():
             self.cut_short[port] = self.cut_short.get(port, 0) + n
         self.warnings.extend(other.warnings)
@@ -70,7 +74,13 @@ class RunStats:
         self.warnings.append(warning)
 
     def add_stage_time(self, stage: str, seconds: float) -> None:
+        """Time a per-packet stage took over the whole run."""
         self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + seconds
+
+    def add_setup_time(self, what: str, seconds: float) -> None:
+        """A one-time cost (``tables``: parse the rule files and build the tables;
+        ``kernels``: import the compiled kernels), kept apart from the stages."""
+        self.setup_seconds[what] = self.setup_seconds.get(what, 0.0) + seconds
 
     def to_dict(self) -> dict:
         ports = {}
@@ -102,6 +112,8 @@ class RunStats:
             "totals": totals,
             "drops": drops,
             "stages_ns_per_packet": per_packet,
+            "stages_ms": {stage: sec * 1e3 for stage, sec in self.stage_seconds.items()},
+            "setup_ms": {what: sec * 1e3 for what, sec in self.setup_seconds.items()},
             "elapsed_seconds": self.elapsed,
             "mpps": total_rx / self.elapsed / 1e6 if self.elapsed else 0.0,
             "records_cut_short": {str(port): n for port, n in sorted(self.cut_short.items())},
@@ -118,11 +130,47 @@ def format_table(stats: dict) -> str:
         lines.append(f"{port:>4} {p['rx']:>10} {p['tx']:>10} {p['dropped']:>10} {p['out']:>10} {bursts:>10}  {reasons}")
     t = stats["totals"]
     lines.append(f"{'all':>4} {t['rx']:>10} {t['tx']:>10} {t['dropped']:>10} {t['tx']:>10}")
-    stages = "  ".join(f"{k} {v:.0f}" for k, v in stats["stages_ns_per_packet"].items())
-    lines.append(f"stages (ns/packet): {stages}")
-    lines.append(f"{t['rx']} packets in {stats['elapsed_seconds']:.3f} s = {stats['mpps']:.2f} Mpps")
+    if stats["stages_ms"]:
+        lines.extend(_stage_table(stats))
+    setup = ", ".join(f"{SETUP_NAMES.get(k, k)} {format_duration(ms / 1e3)}" for k, ms in stats["setup_ms"].items())
+    lines.append(f"{t['rx']} packets in {format_duration(stats['elapsed_seconds'])} = "
+                 f"{format_rate(t['rx'], stats['elapsed_seconds'])}" + (f" (one-time: {setup})" if setup else ""))
     lines.extend(f"warning: {w}" for w in stats["warnings"])
     return "\n".join(lines)
+
+
+SETUP_NAMES = {"tables": "route tables", "kernels": "compiled kernels' import"}
+
+
+def _stage_table(stats: dict) -> list[str]:
+    """Per stage: its total over the run and its cost per packet, in columns."""
+    names = list(stats["stages_ms"])
+    widths = [max(len(n), 9) for n in names]
+    total = [format_duration(stats["stages_ms"][n] / 1e3) for n in names]
+    per_packet = [format_duration(stats["stages_ns_per_packet"][n] / 1e9) for n in names]
+    return [f"{row:<12}" + "  ".join(f"{v:>{w}}" for v, w in zip(values, widths))
+            for row, values in (("stage", names), ("total", total), ("per packet", per_packet))]
+
+
+def _with_unit(value: float, units: tuple[tuple[str, float], ...]) -> str:
+    """``value`` to three significant digits (more above 999) in the largest unit it
+    reaches: ``units`` are (name, scale) from the largest down."""
+    value = float(f"{value:.3g}")
+    for unit, scale in units:
+        if value >= scale or scale == units[-1][1]:
+            scaled = value / scale
+            decimals = max(0, 2 - math.floor(math.log10(scaled))) if scaled else 0
+            return f"{scaled:.{decimals}f} {unit}"
+
+
+def format_duration(seconds: float) -> str:
+    """``1.23 s``, ``45.6 ms``, ``789 µs``, ``12.0 ns``."""
+    return _with_unit(seconds, (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)))
+
+
+def format_rate(packets: int, seconds: float) -> str:
+    """Packets per second with a sensible unit: ``27.5 kpps``, ``6.03 Mpps``."""
+    return _with_unit(packets / seconds, (("Mpps", 1e6), ("kpps", 1e3), ("pps", 1.0))) if seconds else "- pps"
 
 
 def write_json_atomic(path: Path, data: dict) -> None:

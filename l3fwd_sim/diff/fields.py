@@ -8,7 +8,7 @@ field's bits: ``IP.flags`` is the top 3 bits of IPv4 header byte 6, not ``IP.fra
 Three names describe the pcap record rather than the frame, as Wireshark names them:
 ``frame.len`` (length on the wire), ``frame.cap_len`` (bytes captured), ``frame.time``.
 
-Two ways to find a field, with the same answer (tests/test_compare.py checks one
+Two ways to find a field, with the same answer (tests/diff/test_compare.py checks one
 against the other on mixed traffic):
 
 * ``fixed_field_masks`` -- vectorised, for the fields of Ethernet II, option-less IPv4,

@@ -68,7 +68,9 @@ def run(opt: RunOptions) -> dict:
     tx_ports = ports_of(portmask)
     opt.outdir = Path(opt.outdir)
     stats = RunStats(sorted(opt.inputs), tx_ports)
+    tables_started = time.perf_counter()
     routes = load_routes(opt.lookup, ports, opt.rule_ipv4, opt.rule_ipv6, opt.ipv6, stats.warnings)
+    stats.add_setup_time("tables", time.perf_counter() - tables_started)
     setup = Forwarding(ports, opt.lookup, routes)
     forward = pipeline(opt.pipeline)
     lcore = Lcore(opt.inputs, opt.rx_burst, lambda batch, timer: forward(batch, setup, timer), tx_ports,
