@@ -20,9 +20,9 @@ from pathlib import Path
 
 from .capture import kernels
 from .capture.atomic import AtomicFile
-from .traffic.generate import GenerateOptions, generate
 from .dataplane.inputs import find_inputs
 from .l3fwd.run import RunOptions, run
+from .traffic.generate import GenerateOptions, generate
 
 # Multi-buffer over per-packet throughput gain reported with the 2014 patch.
 SEED_GAIN_PERCENT = {

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import click
 
-from .errors import SimError
-from .dataplane.ports import parse_port_mac, parse_portmask
 from .dataplane.inputs import find_inputs
-from .l3fwd.run import LOOKUPS, PIPELINES, RunOptions, run
+from .dataplane.ports import parse_port_mac, parse_portmask
 from .dataplane.stats import format_duration, format_rate, format_table
+from .errors import SimError
+from .l3fwd.run import LOOKUPS, PIPELINES, RunOptions, run
 from .testpmd.run import FORWARD_MODES, TOPOLOGIES, TestpmdOptions, testpmd_run
 
 

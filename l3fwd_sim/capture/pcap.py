@@ -41,7 +41,8 @@ import numpy as np
 from ..errors import SimError
 from . import kernels
 from .atomic import AtomicFile
-from .linktypes import ETHERNET as LINKTYPE_ETHERNET, Conversion, conversion
+from .linktypes import ETHERNET as LINKTYPE_ETHERNET
+from .linktypes import Conversion, conversion
 from .records import (CAPLEN, HEAD_BYTES, MAX_CAPLEN, READ_BLOCK, RECORD_ROW, WIRELEN, RecordBatch, header_field,
                       headers_to_little_endian, libpcap_snaplen, record_headers, strip_fcs)
 from .source import Source

@@ -16,9 +16,9 @@ import multiprocessing
 from dataclasses import replace
 from multiprocessing.connection import wait
 
+from ..capture.writers import PortOutputs
 from ..errors import SimError
 from .lcore import Lcore, main_loop, open_readers, report_cut_short
-from ..capture.writers import PortOutputs
 from .polling import poll
 from .stats import RunStats
 from .tx import TxLog, TxModel

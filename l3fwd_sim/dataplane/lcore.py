@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..errors import SimError
 from ..capture import kernels
-from ..capture.writers import PortOutputs
 from ..capture.offline import open_offline
 from ..capture.pcap import PcapReader
+from ..capture.writers import PortOutputs
+from ..errors import SimError
 from .polling import poll
 from .stats import RunStats
 

@@ -56,13 +56,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .align import align
-from ..errors import SimError
-from .fields import (RECORD_FIELDS, MaskCache, check_field_name, field_differences, fixed_field_masks,
-                     layer_stack, summary)
 from ..capture.offline import open_offline
-
 from ..dataplane.inputs import find_inputs
+from ..errors import SimError
+from .align import align
+from .fields import (RECORD_FIELDS, MaskCache, check_field_name, field_differences, fixed_field_masks, layer_stack,
+                     summary)
 
 _BATCH = 1 << 18
 BY_LAYERS_LIMIT = 10_000              # differing packets dissected for ``by_layers``

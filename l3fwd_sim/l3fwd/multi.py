@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dataplane.stats import REASON_CODE
 from . import em, ptype
 from .rfc1812 import rfc1812_process
-from ..dataplane.stats import REASON_CODE
 
 
 def _select(mask: np.ndarray) -> np.ndarray | slice:

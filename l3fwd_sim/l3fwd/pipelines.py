@@ -29,6 +29,5 @@ class Forwarding:
 
 def pipeline(name: str):
     """The ``forward(batch, setup, timer)`` function of pipeline ``name``."""
-    from . import multi
-    from . import simple
+    from . import multi, simple
     return {"simple": simple.forward, "multi": multi.forward}[name]

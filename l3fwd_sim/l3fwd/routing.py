@@ -15,11 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..tables.hash import ExactMatchTable
-from .em import em_table
-from ..errors import SimError
-from ..tables.lpm import Lpm4, Lpm6, LpmError
 from ..dataplane.ports import PortConfig
+from ..errors import SimError
+from ..tables.hash import ExactMatchTable
+from ..tables.lpm import Lpm4, Lpm6, LpmError
+from .em import em_table
 from .rules import LpmRuleArrays, lpm_rule_arrays, parse_em_rules
 
 DEFAULT_ROUTES = Path(__file__).parent / "routes"

@@ -12,14 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..errors import SimError
-from ..dataplane.lcore import Lcore, forward_all, prepare_outdir
 from ..dataplane.jobs import run_jobs
-from .pipelines import Forwarding, pipeline
+from ..dataplane.lcore import Lcore, forward_all, prepare_outdir
 from ..dataplane.ports import PortConfig, ports_of, run_portmask
-from .routing import load_routes
 from ..dataplane.stats import RunStats, write_json_atomic
 from ..dataplane.tx import TxModel, account_multi, account_simple
+from ..errors import SimError
+from .pipelines import Forwarding, pipeline
+from .routing import load_routes
 
 LOOKUPS = ("lpm", "em", "fib")
 PIPELINES = ("simple", "multi")

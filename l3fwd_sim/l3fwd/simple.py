@@ -9,12 +9,12 @@ import struct
 
 import numpy as np
 
-from . import em
-from .ptype import (EM_IPV4, EM_IPV6, EM_TRUNCATED, EM_UNKNOWN, IPV4, IPV6, MIN_EM_IPV4, MIN_EM_IPV6,
-                     MIN_ETHER, MIN_IPV4_LPM, MIN_IPV6_LPM, em_ptype, lpm_ptype)
 from ..capture.records import HEAD_BYTES
-from .rfc1812 import is_valid_ipv4_pkt, rfc1812_process_one, update_ttl_checksum
 from ..dataplane.stats import REASON_CODE
+from . import em
+from .ptype import (EM_IPV4, EM_IPV6, EM_TRUNCATED, EM_UNKNOWN, IPV4, IPV6, MIN_EM_IPV4, MIN_EM_IPV6, MIN_ETHER,
+                    MIN_IPV4_LPM, MIN_IPV6_LPM, em_ptype, lpm_ptype)
+from .rfc1812 import is_valid_ipv4_pkt, rfc1812_process_one, update_ttl_checksum
 
 TRUNCATED = REASON_CODE["truncated"]
 RFC1812_INVALID = REASON_CODE["rfc1812_invalid"]

@@ -28,12 +28,12 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from ..errors import SimError
 from ..dataplane.lcore import Lcore, forward_all, prepare_outdir
 from ..dataplane.ports import MAX_PORTS, PortConfig, ports_of, run_portmask
 from ..dataplane.stats import RunStats, write_json_atomic
-from .five_tuple_swap import five_tuple_swap
+from ..errors import SimError
 from .engines import DROP_REASONS, io_forward, mac_forward, mac_swap
+from .five_tuple_swap import five_tuple_swap
 from .icmpecho import icmp_echo
 
 MAX_PKT_BURST = 512       # testpmd.h; DEF_PKT_BURST = 32

@@ -26,11 +26,11 @@ from typing import Callable
 
 import numpy as np
 
+from ..capture.pcap import PcapWriter
+from ..capture.records import HEAD_BYTES
 from ..errors import SimError
 from .field_engine import FCS_BYTES
 from .patterns import PatternOptions, pattern_traffic
-from ..capture.pcap import PcapWriter
-from ..capture.records import HEAD_BYTES
 from .stamp import StreamRenderer
 from .streams import DEFAULT_RATE, PortTraffic, Traffic, load_stream_file
 

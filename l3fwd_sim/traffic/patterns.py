@@ -31,13 +31,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ..l3fwd.em import em_table, rule_key
-from ..errors import SimError
-from .field_engine import FieldVar, parse_size
-from ..tables.lpm import Lpm4, Lpm6
 from ..dataplane.ports import MAX_PORTS, PortConfig
+from ..errors import SimError
+from ..l3fwd.em import em_table, rule_key
 from ..l3fwd.routing import DEFAULT_ROUTES, installed
 from ..l3fwd.rules import EmRule, parse_em_rules, parse_lpm_rules
+from ..tables.lpm import Lpm4, Lpm6
+from .field_engine import FieldVar, parse_size
 from .streams import PortTraffic, Stream, Traffic
 from .templates import build_stack, default_eth, template_from_scapy
 
@@ -356,7 +356,7 @@ def _random_streams(dest: Destinations, p: int, opt: PatternOptions, size, rng) 
 
 
 def _malformed_streams(dest: Destinations, p: int, out: int, opt: PatternOptions, size) -> list[Stream]:
-    from scapy.layers.inet import IP, UDP, TCP, IPOption_NOP, IPOption_EOL
+    from scapy.layers.inet import IP, TCP, UDP, IPOption_EOL, IPOption_NOP
     from scapy.layers.inet6 import IPv6, IPv6ExtHdrHopByHop
     from scapy.layers.l2 import ARP, Dot1AD, Dot1Q, Ether
 

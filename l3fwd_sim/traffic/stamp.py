@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import SimError
 from ..capture.records import HEAD_BYTES
+from ..errors import SimError
 from .templates import PROTO_ICMP, PROTO_ICMPV6, PROTO_TCP, PROTO_UDP, Slot, Template
 
 _CHECKSUM_AT = {PROTO_UDP: 6, PROTO_TCP: 16, PROTO_ICMP: 2, PROTO_ICMPV6: 2}   # offset in the L4 header

@@ -42,11 +42,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..dataplane.ports import MAX_PORTS
 from ..errors import SimError
 from .field_engine import OPS, FieldVar, SizeSpec, parse_size, size_var
-from ..dataplane.ports import MAX_PORTS
-from .templates import (LAYERS, VARIABLE_FIELDS, FieldError, Template, build_stack, default_eth,
-                        parse_field_value, template_from_scapy)
+from .templates import (LAYERS, VARIABLE_FIELDS, FieldError, Template, build_stack, default_eth, parse_field_value,
+                        template_from_scapy)
 
 ORDERS = ("sequence", "round-robin", "random")
 DEFAULT_RATE = 1_000_000.0
