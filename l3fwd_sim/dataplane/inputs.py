@@ -3,6 +3,7 @@ and ``compare`` (net_pcap's ``rx_pcap=`` of each port's vdev)."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import SimError
@@ -39,3 +40,16 @@ def find_inputs(specs: list[str]) -> dict[int, Path]:
     if not inputs:
         raise SimError("no input given")
     return inputs
+
+
+@dataclass
+class PortInputs:
+    """What every forwarding run starts from (``RunOptions``, ``TestpmdOptions``): the
+    capture each RX port receives and the directory for the per-port outputs. Paths may
+    be given as strings."""
+    inputs: dict[int, Path]
+    outdir: Path
+
+    def __post_init__(self):
+        self.inputs = {int(port): Path(path) for port, path in self.inputs.items()}
+        self.outdir = Path(self.outdir)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ..dataplane.inputs import PortInputs
 from ..dataplane.jobs import run_jobs
 from ..dataplane.lcore import Lcore, forward_all, prepare_outdir
 from ..dataplane.ports import PortConfig, ports_of, run_portmask
@@ -26,10 +27,8 @@ PIPELINES = ("simple", "multi")
 
 
 @dataclass
-class RunOptions:
+class RunOptions(PortInputs):
     """Options of one run, named as dpdk-l3fwd names them."""
-    inputs: dict[int, Path]
-    outdir: Path
     portmask: int | None = None          # default: the ports that have an input
     lookup: str = "lpm"
     pipeline: str = "multi"
@@ -66,7 +65,6 @@ def run(opt: RunOptions) -> dict:
     portmask = _validate(opt)
     ports = PortConfig(portmask, opt.eth_dest, opt.port_mac)
     tx_ports = ports_of(portmask)
-    opt.outdir = Path(opt.outdir)
     stats = RunStats(sorted(opt.inputs), tx_ports)
     tables_started = time.perf_counter()
     routes = load_routes(opt.lookup, ports, opt.rule_ipv4, opt.rule_ipv6, opt.ipv6, stats.warnings)

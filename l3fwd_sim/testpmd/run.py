@@ -28,6 +28,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
+from ..dataplane.inputs import PortInputs
 from ..dataplane.lcore import Lcore, forward_all, prepare_outdir
 from ..dataplane.ports import MAX_PORTS, PortConfig, ports_of, run_portmask
 from ..dataplane.stats import RunStats, write_json_atomic
@@ -56,10 +57,8 @@ FORWARD_MODES = tuple(ENGINES)
 
 
 @dataclass
-class TestpmdOptions:
+class TestpmdOptions(PortInputs):
     """Options of one run, named as dpdk-testpmd names them."""
-    inputs: dict[int, Path]
-    outdir: Path
     forward_mode: str = "io"
     port_topology: str = "paired"
     burst: int = 32
@@ -114,7 +113,6 @@ def testpmd_run(opt: TestpmdOptions) -> dict:
     route = np.full(MAX_PORTS, -1, np.int64)
     route[list(streams)] = list(streams.values())
     ports = PortConfig(portmask, opt.eth_peer, opt.port_mac)
-    opt.outdir = Path(opt.outdir)
     stats = RunStats(sorted(opt.inputs), fwd_ports, DROP_REASONS)
     if topology == "paired" and len(fwd_ports) % 2:
         stats.warnings.append("port-topology=paired and odd forward ports number, "
