@@ -114,7 +114,7 @@ def _progress_printer(quiet: bool):
 @click.option("-o", "--output", "outdir", required=True, type=click.Path(path_type=Path),
               help="Output directory: port<N>.pcap per enabled port, stats.json.")
 @click.option("-p", "--portmask", help="Hex mask of enabled ports (default: ports with an input).")
-@click.option("--lookup", type=click.Choice(LOOKUPS), help="Lookup method (default lpm).")
+@click.option("--lookup", type=click.Choice(LOOKUPS), help="Lookup method (default lpm; acl needs both rule files).")
 @click.option("-L", "lpm_flag", is_flag=True, help="Same as --lookup lpm (legacy l3fwd flag).")
 @click.option("-E", "em_flag", is_flag=True, help="Same as --lookup em (legacy l3fwd flag).")
 @click.option("--ipv6", is_flag=True, help="l3fwd's --ipv6: EM installs the IPv6 flows instead of the IPv4 ones.")
@@ -130,12 +130,15 @@ def _progress_printer(quiet: bool):
               help="MAC address of PORT, written as source MAC (default 02:70:63:61:70:PORT).")
 @click.option("--rx-burst", type=int, default=32, show_default=True, help="Packets per rx burst (1..512).")
 @click.option("--tx-burst", type=int, default=32, show_default=True, help="Direct-send threshold (1..512).")
+@click.option("--max-pkt-len", type=int, help="l3fwd's --max-pkt-len (64..9600); above 2048 l3fwd cannot start "
+              "over net_pcap. Frames over 2048 bytes are dropped on receive either way.")
+@click.option("--alg", help="l3fwd's --alg: rte_acl's classify method (no effect on results).")
 @click.option("--jobs", type=int, default=1, show_default=True,
               help="Processes for one run (output identical to --jobs 1).")
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stats as JSON on stdout.")
 def run_command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipeline, rule_ipv4, rule_ipv6,
-                eth_dest, port_mac, rx_burst, tx_burst, jobs, quiet, as_json):
+                eth_dest, port_mac, rx_burst, tx_burst, max_pkt_len, alg, jobs, quiet, as_json):
     """Forward INPUT pcaps (a directory of port<N>.pcap, or N=FILE) as dpdk-l3fwd would."""
     chosen = {mode for mode, given in (("lpm", lpm_flag), ("em", em_flag), (lookup, lookup)) if given}
     if len(chosen) > 1:
@@ -154,6 +157,8 @@ def run_command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipel
         port_mac=dict(parse_port_mac(x, "--port-mac") for x in port_mac),
         rx_burst=rx_burst,
         tx_burst=tx_burst,
+        max_pkt_len=max_pkt_len,
+        alg=alg,
         jobs=jobs,
         progress=_progress_printer(quiet or as_json),
     )

@@ -55,7 +55,7 @@ def test_sh_commands_are_found_with_continuations_and_only_in_sh_blocks():
 
 def sandbox(root: Path) -> Path:
     """The files the docs' examples name: ``pcaps/``, ``a.pcap``, ``b.pcap``,
-    ``routes/``, ``v4.cfg``/``v6.cfg`` (LPM), ``em4.cfg``/``em6.cfg`` (EM),
+    ``routes/``, ``v4.cfg``/``v6.cfg`` (LPM), ``em4.cfg``/``em6.cfg`` (EM), ``acl4.cfg``/``acl6.cfg`` (ACL),
     ``flows.toml``, and the output sets ``before/``, ``after/``, ``demo-out/{simple,multi}``."""
     work = root / "main"
     shutil.copytree(REPO / "pcaps", work / "pcaps")
@@ -66,6 +66,8 @@ def sandbox(root: Path) -> Path:
     for name, source in (("v4.cfg", "lpm_default_v4.cfg"), ("v6.cfg", "lpm_default_v6.cfg"),
                          ("em4.cfg", "em_default_v4.cfg"), ("em6.cfg", "em_default_v6.cfg")):
         shutil.copy(work / "routes" / source, work / name)
+    for family in (4, 6):
+        shutil.copy(SHARED / "golden" / "acl" / f"acl_v{family}.cfg", work / f"acl{family}.cfg")
     (work / "flows.toml").write_text(FLOWS_TOML)
     for out, options in (("before", ()), ("after", ("--pipeline", "simple")),
                          ("demo-out/multi", ()), ("demo-out/simple", ("--pipeline", "simple"))):

@@ -28,6 +28,11 @@ class PacketBatch:
         """(n, HEAD_BYTES) view: the first bytes of each frame, zero past its end."""
         return self.rows[:, 16:]
 
+    def select(self, rows: np.ndarray) -> "PacketBatch":
+        """The packets ``rows`` (indexes, in order) as a batch of their own."""
+        return PacketBatch(self.rows[rows], self.caplen[rows], self.in_port[rows], self.burst[rows], self.sources,
+                           self.source_id[rows], self.source_row[rows])
+
     def source_offsets(self, rows: np.ndarray) -> np.ndarray:
         """Where the selected frames start in their sources' buffers."""
         offsets = np.empty(len(rows), np.int64)

@@ -8,62 +8,33 @@ compiled loops. They model no DPDK behaviour. Each function here calls its compi
 kernel, or runs its numpy (or Python) twin when numba is missing or
 ``L3FWD_SIM_KERNELS=numpy`` is set; both give the same result, and the tests run both.
 
-When to compile is a rent-or-buy choice. Importing the kernels costs 0.33 s with numba's
-on-disk cache warm (2.8 s when it compiles); walking a record in Python costs 345 ns more
-than compiled (both measured on the project VM, ``l3fwd_sim.capture.kernels`` twins vs
-kernels over 200,000 records of 60..300 bytes). So the twins walk until the time they
-have lost would have paid for the import — ``BREAK_EVEN_RECORDS`` — and the kernels are
-imported then: a small capture (``make demo``'s 1,024 packets) never pays the import, a
-large one loses at most that much, and a run over fixed-size frames (read without a walk)
-never imports numba at all. ``make`` fills the cache when it installs, so no run compiles.
+When they are compiled is :mod:`l3fwd_sim.compiled`'s rent-or-buy choice: walking a
+record in Python costs 345 ns more than compiled (measured on the project VM over
+200,000 records of 60..300 bytes), so a capture walks about a million records before
+the kernels pay for their import; the gathers and the restore cost numpy little more
+than compiled code and use the kernels only once something loaded them. A run over
+fixed-size frames (read without a walk) never imports numba.
 """
 from __future__ import annotations
 
-import os
 import struct
-import time
 
 import numpy as np
 
-_jit = None             # the module of compiled kernels once loaded; False: numba unavailable or disabled
-_use_jit = True
+from .. import compiled
+
 _LE, _BE = struct.Struct("<I"), struct.Struct(">I")
-BREAK_EVEN_RECORDS = 1_000_000   # ≈ 0.33 s (a warm import) / 345 ns (Python's extra cost per record walked)
-_walked = 0                      # records the Python walk has done before the kernels were imported
-import_seconds = 0.0             # what importing (and loading or compiling) the kernels took in this process
+WALK_EXCESS_SECONDS = 345e-9     # Python's extra cost per record walked (measured)
 
 
 def load():
-    """The compiled kernels, or None when the numpy twins are in use."""
-    global _jit, import_seconds
-    if _jit is None:
-        _jit = False
-        if os.environ.get("L3FWD_SIM_KERNELS", "numba") != "numpy":
-            started = time.perf_counter()
-            try:
-                from . import kernels_jit as _jit
-            except Exception:       # no numba, or one that cannot compile or cache here: the twins
-                pass
-            import_seconds = time.perf_counter() - started
-    return _jit if _jit and _use_jit else None
-
-
-def _for_walk():
-    """The compiled kernels once they have paid for themselves (or were loaded anyway),
-    else None."""
-    return load() if _jit is not None or _walked >= BREAK_EVEN_RECORDS else None
-
-
-def _loaded():
-    """The compiled kernels if already imported, else None: the numpy twins of the
-    gathers cost little more than compiled code, so they never trigger the import."""
-    return load() if _jit is not None else None
+    """The compiled kernels, imported now; None when the numpy twins are in use."""
+    return compiled.load(__name__)
 
 
 def use_numpy(enabled: bool = True) -> None:
     """Switch to the numpy twins (or back to the compiled kernels, if available)."""
-    global _use_jit
-    _use_jit = not enabled
+    compiled.use_numpy(enabled)
 
 
 def scan_records(buf: np.ndarray, pos: int, end: int, limit: int, big_endian: bool, max_caplen: int,
@@ -73,8 +44,7 @@ def scan_records(buf: np.ndarray, pos: int, end: int, limit: int, big_endian: bo
     ``headers``; stop before a record that runs past ``end``, or at one whose captured
     length exceeds ``max_caplen`` (then ``bad``).
     Returns ``(records, position after them, bad)``."""
-    global _walked
-    if (k := _for_walk()) is not None:
+    if (k := compiled.module(__name__)) is not None:
         n, pos, bad = k.scan_records(buf, pos, end, limit, big_endian, max_caplen, out, headers)
         return int(n), int(pos), bool(bad)
     caplen_at = (_BE if big_endian else _LE).unpack_from
@@ -91,14 +61,14 @@ def scan_records(buf: np.ndarray, pos: int, end: int, limit: int, big_endian: bo
         n += 1
         pos += 16 + cap
     headers[:n] = np.lib.stride_tricks.sliding_window_view(buf, 16)[out[:n] - 16]
-    _walked += n
+    compiled.rent(n * WALK_EXCESS_SECONDS)
     return n, pos, bad
 
 
 def gather_windows(buf: np.ndarray, starts: np.ndarray, widths: np.ndarray, out: np.ndarray) -> None:
     """``out[i]`` = the first ``widths[i]`` bytes at ``buf[starts[i]:]``, zero after them.
     ``buf`` must hold ``out.shape[1]`` bytes past every start."""
-    if (k := _loaded()) is not None:
+    if (k := compiled.loaded(__name__)) is not None:
         return k.gather_windows(buf, starts, widths, out)
     width = out.shape[1]
     out[:] = np.lib.stride_tricks.sliding_window_view(buf, width)[starts]
@@ -115,7 +85,7 @@ def restore_records(buf: np.ndarray, offsets: np.ndarray, caplen: np.ndarray, ro
     back into the frame (its first ``min(caplen[r], head width)`` bytes) — the buffer
     then holds the whole output record. Returns the rows so restored, in order. Frames
     must not overlap."""
-    if (k := _loaded()) is not None:
+    if (k := compiled.loaded(__name__)) is not None:
         restored = np.zeros(len(which), bool)
         k.restore_records(buf, offsets, caplen, rows, which, restored)
         return which[restored]

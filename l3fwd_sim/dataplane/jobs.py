@@ -117,10 +117,10 @@ def _ring_ends(ring, k: int, jobs: int):
     return receive, send
 
 
-def _worker(k, jobs, lcore, outputs, rx_ports, rounds, ring, result) -> None:
+def _worker(k, jobs, lcore, outputs, parent_stats, rounds, ring, result) -> None:
     receive, send = _ring_ends(ring, k, jobs)
     try:
-        stats = RunStats(rx_ports, lcore.tx_ports)
+        stats = parent_stats.empty_like()
         logs = _forward_share(k, jobs, lcore, outputs, stats, rounds, receive, send)
         result.send(("ok", stats, logs))
     except SimError as err:
@@ -147,7 +147,7 @@ def run_jobs(lcore: Lcore, jobs: int, outdir, stats: RunStats, tx_model: TxModel
         for k in range(1, jobs):
             receive_result, send_result = ctx.Pipe(duplex=False)
             process = ctx.Process(target=_worker, daemon=True,
-                                  args=(k, jobs, worker_lcore, outputs, stats.rx_ports, rounds, ring, send_result))
+                                  args=(k, jobs, worker_lcore, outputs, stats, rounds, ring, send_result))
             process.start()
             send_result.close()
             workers.append((process, receive_result))

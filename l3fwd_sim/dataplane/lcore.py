@@ -9,12 +9,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..capture import kernels
+import numpy as np
+
+from .. import compiled
 from ..capture.offline import open_offline
 from ..capture.pcap import PcapReader
 from ..capture.writers import PortOutputs
 from ..errors import SimError
 from .polling import poll
+from . import rx
 from .stats import RunStats
 
 
@@ -22,7 +25,7 @@ from .stats import RunStats
 class Lcore:
     """What one lcore's loop needs: the input pcap of each RX port, the rx burst, how a
     super-burst is forwarded (``forward(batch, timer) -> (dest, reason)``) and how its
-    transmission is accounted for (``account(tx, batch, dest)``, optional)."""
+    transmission is accounted for (``account(tx, burst, dest, reason)``, see ``tx.py``; optional)."""
     inputs: dict[int, Path]
     rx_burst: int
     forward: Callable
@@ -95,9 +98,9 @@ def main_loop(lcore: Lcore, batches, outputs: PortOutputs, stats: RunStats, tx, 
 
     @contextmanager
     def timer(stage: str):
-        t0, imported = time.perf_counter(), kernels.import_seconds
+        t0, imported = time.perf_counter(), compiled.import_seconds
         yield
-        once = kernels.import_seconds - imported      # the compiled kernels were imported in this stage
+        once = compiled.import_seconds - imported      # the compiled kernels were imported in this stage
         stats.add_stage_time(stage, time.perf_counter() - t0 - once)
         if once:
             stats.add_setup_time("kernels", once)
@@ -105,12 +108,18 @@ def main_loop(lcore: Lcore, batches, outputs: PortOutputs, stats: RunStats, tx, 
     while True:
         with timer("read"):
             batch = next(batches, None)
+            if batch is not None and (dropped := rx.oversize(batch.caplen)).any():
+                stats.count(batch.in_port[dropped], np.full(int(dropped.sum()), stats.code("oversize"), np.uint8),
+                            np.full(int(dropped.sum()), -1))
+                batch = batch.select(np.flatnonzero(~dropped))
         if batch is None:
             break
+        if not len(batch):
+            continue
         dest, reason = lcore.forward(batch, timer)
         with timer("tx"):
             if lcore.account:
-                lcore.account(tx, batch, dest)
+                lcore.account(tx, batch.burst, dest, reason)
             stats.count(batch.in_port, reason, dest)
         with timer("write"):
             if turn:

@@ -14,24 +14,21 @@ import numpy as np
 
 from ..capture.atomic import AtomicFile
 
-# Index in this tuple + 1 is the code a pipeline writes into its ``reason`` array.
-DROP_REASONS = (
-    "rfc1812_invalid",   # IPv4 header failing l3fwd's RFC 1812 checks
-    "unknown_ptype",     # the simple path frees packets that are neither IPv4 nor IPv6
-    "not_tcp_udp",       # EM simple path: IPv4/IPv6 that is not TCP/UDP, or has options / ext headers
-    "truncated",         # frame shorter than the bytes the path reads (undefined in C)
+# Drops of the port itself, before any application sees the packet; their codes follow
+# the application's own (an application's code i + 1 is its reasons[i]).
+RX_DROPS = (
+    "oversize",          # longer than the 2048-byte mbuf, no RX scatter: net_pcap drops it on receive
 )
-FORWARDED = 0
-REASON_CODE = {name: i + 1 for i, name in enumerate(DROP_REASONS)}
 
 
 class RunStats:
-    def __init__(self, rx_ports: list[int], tx_ports: list[int], reasons: tuple[str, ...] = DROP_REASONS):
+    def __init__(self, rx_ports: list[int], tx_ports: list[int], reasons: tuple[str, ...]):
         self.rx_ports = rx_ports
         self.tx_ports = tx_ports
-        self.reasons = reasons          # reason code i + 1 is reasons[i]; another app may bring its own
+        self.app_reasons = tuple(reasons)
+        self.reasons = self.app_reasons + RX_DROPS
         self._rx = {p: 0 for p in rx_ports}
-        self._drops = {p: np.zeros(len(reasons) + 1, np.int64) for p in rx_ports}
+        self._drops = {p: np.zeros(len(self.reasons) + 1, np.int64) for p in rx_ports}
         self._out = {p: 0 for p in tx_ports}
         self.stage_seconds: dict[str, float] = {}
         self.setup_seconds: dict[str, float] = {}   # one-time costs: table builds, the kernels' import
@@ -51,6 +48,13 @@ class RunStats:
         out = np.bincount(dest + 1, minlength=max(self.tx_ports) + 2)
         for port in self.tx_ports:
             self._out[port] += int(out[port + 1])
+
+    def empty_like(self) -> "RunStats":
+        """Counters for another range of the same run (a ``--jobs`` worker)."""
+        return RunStats(self.rx_ports, self.tx_ports, self.app_reasons)
+
+    def code(self, reason: str) -> int:
+        return self.reasons.index(reason) + 1
 
     def merge(self, other: "RunStats") -> None:
         """Add the counters of a run over another range of rounds (a ``--jobs`` worker)."""

@@ -111,12 +111,15 @@ def same_port_runs(dest: np.ndarray, burst: np.ndarray) -> tuple[np.ndarray, np.
     return ports[keep], lens[keep]
 
 
-def account_multi(tx, batch, dest: np.ndarray) -> None:
+# An ``account(tx, burst, dest, reason)`` function tells the TX model what the path sent:
+# each packet's rx burst id, its TX port (-1: dropped) and its drop reason code.
+
+def account_multi(tx, burst: np.ndarray, dest: np.ndarray, reason=None) -> None:
     """The multi path: one ``send_packetsx4`` per same-port run of each rx burst."""
-    tx.send_runs(*same_port_runs(dest, batch.burst))
+    tx.send_runs(*same_port_runs(dest, burst))
 
 
-def account_simple(tx, batch, dest: np.ndarray) -> None:
+def account_simple(tx, burst: np.ndarray, dest: np.ndarray, reason=None) -> None:
     """The simple path: one ``send_single_packet`` per forwarded packet."""
     counts = np.bincount(dest[dest >= 0])
     tx.send_single({port: int(n) for port, n in enumerate(counts.tolist()) if n})

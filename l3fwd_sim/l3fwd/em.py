@@ -26,7 +26,7 @@ _V6_KEY = struct.Struct(">QQQQI").unpack_from     # addresses at 22..53, L4 port
 
 
 def key_of(frame: bytes, family: int) -> tuple[int, ...]:
-    """The key words of one frame (long enough for the key: MIN_EM_IPV4/6 bytes)."""
+    """The key words of one frame (long enough for the key: MIN_TUPLE_IPV4/6 bytes)."""
     if family == 4:
         addresses, ports = _V4_KEY(frame, 26)
         return addresses, frame[23] << 32 | ports

@@ -9,15 +9,20 @@ from the simple one (path_differences.md): non-IP frames go back out of the inpu
 (D1); in EM mode so do IPv4 packets that are not TCP/UDP or have options (with TTL−1 and
 the checksum update, D2/D3) and IPv6 packets with other next headers (D4); FIB looks up
 every packet without the IPv4 type as IPv6 (D10); LPM and FIB do not re-check the
-portmask (D7; unreachable since such routes are never installed).
+portmask (D7; unreachable since such routes are never installed). ACL mode has one
+classification path in DPDK, so both pipelines forward alike there; only its TX calls
+differ (``acl.account_acl``).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..dataplane.stats import REASON_CODE
-from . import em, ptype
+from . import acl, em, ptype
+from .pipelines import REASON_CODE
 from .rfc1812 import rfc1812_process
+
+TRUNCATED, RFC1812_INVALID = REASON_CODE["truncated"], REASON_CODE["rfc1812_invalid"]
+UNKNOWN_PTYPE, ACL_DENY, ACL_MISS = REASON_CODE["unknown_ptype"], REASON_CODE["acl_deny"], REASON_CODE["acl_miss"]
 
 
 def _select(mask: np.ndarray) -> np.ndarray | slice:
@@ -50,8 +55,8 @@ def _lpm_lookup(v4, v6, batch, routes, dest):
         dest[v6] = routes.v6.lookup_bulk(_ipv6_dst(heads, v6), default)
 
 
-def classify_lpm(batch, setup, dest):
-    """``lpm_parse_ptype``, then the LPM lookups. Returns (truncated mask, IPv4 rows)."""
+def classify_lpm(batch, setup, dest, reason):
+    """``lpm_parse_ptype``, then the LPM lookups."""
     kind, caplen = ptype.lpm_ptype_bulk(batch.heads), batch.caplen
     truncated = caplen < ptype.MIN_ETHER
     truncated |= (kind == ptype.IPV4) & (caplen < ptype.MIN_IPV4_LPM)
@@ -59,10 +64,11 @@ def classify_lpm(batch, setup, dest):
     v4 = _select(~truncated & (kind == ptype.IPV4))
     v6 = np.flatnonzero(~truncated & (kind == ptype.IPV6))
     _lpm_lookup(v4, v6, batch, setup.routes, dest)
-    return truncated, v4
+    reason[truncated] = TRUNCATED
+    return v4
 
 
-def classify_fib(batch, setup, dest):
+def classify_fib(batch, setup, dest, reason):
     """``fib_parse_packet``: the IPv4 type goes to rte_fib, every other packet — IPv6 or
     not — to rte_fib6 with frame bytes 38..53 (D10)."""
     kind, caplen = ptype.lpm_ptype_bulk(batch.heads), batch.caplen
@@ -72,18 +78,19 @@ def classify_fib(batch, setup, dest):
     v4 = _select(~truncated & is_v4)
     v6 = np.flatnonzero(~truncated & ~is_v4)
     _lpm_lookup(v4, v6, batch, setup.routes, dest)
-    return truncated, v4
+    reason[truncated] = TRUNCATED
+    return v4
 
 
-def classify_em(batch, setup, dest):
+def classify_em(batch, setup, dest, reason):
     """``em_parse_ptype``, then ``em_get_dst_port`` per packet: IPv4/IPv6 TCP/UDP are
     looked up (miss → input port) and re-checked against the portmask, everything
     else stays on the input port (D1–D4)."""
     heads, caplen, routes, ports = batch.heads, batch.caplen, setup.routes, setup.ports
     kind, tcp_udp = ptype.em_ptype_bulk(heads, caplen)
     truncated = (caplen < ptype.MIN_ETHER) | (kind == ptype.EM_TRUNCATED)
-    truncated |= tcp_udp & (kind == ptype.EM_IPV4) & (caplen < ptype.MIN_EM_IPV4)
-    truncated |= tcp_udp & (kind == ptype.EM_IPV6) & (caplen < ptype.MIN_EM_IPV6)
+    truncated |= tcp_udp & (kind == ptype.EM_IPV4) & (caplen < ptype.MIN_TUPLE_IPV4)
+    truncated |= tcp_udp & (kind == ptype.EM_IPV6) & (caplen < ptype.MIN_TUPLE_IPV6)
     ipv4_bit = (kind == ptype.EM_IPV4) | (kind == ptype.EM_IPV4_EXT)
     truncated |= ipv4_bit & ~tcp_udp & (caplen < ptype.MIN_IPV4_LPM)   # rfc1812_process reads up to 25
     usable = ~truncated
@@ -92,24 +99,38 @@ def classify_em(batch, setup, dest):
         if _any(rows, len(batch)):
             found = table.lookup_bulk(em.keys_of(heads, rows, family), dest[rows])
             dest[rows] = np.where(ports.enabled[found], found, dest[rows])
-    return truncated, _select(usable & ipv4_bit)
+    reason[truncated] = TRUNCATED
+    return _select(usable & ipv4_bit)
 
 
-CLASSIFY = {"lpm": classify_lpm, "em": classify_em, "fib": classify_fib}
+def classify_acl(batch, setup, dest, reason):
+    """``acl_process_pkts``: the EtherType picks the IPv4 or IPv6 context (anything else
+    is dropped), rte_acl classifies the 5-tuple at fixed offsets, and the first matching
+    line routes or denies; a miss is dropped."""
+    kind, truncated, action = acl.classify_burst(setup.routes, batch.heads, batch.caplen)
+    reason[action == acl.MISS] = ACL_MISS
+    reason[action == acl.DENY] = ACL_DENY
+    reason[(kind != ptype.IPV4) & (kind != ptype.IPV6)] = UNKNOWN_PTYPE
+    reason[truncated] = TRUNCATED
+    forwarded = reason == 0
+    dest[forwarded] = action[forwarded]
+    return _select(forwarded & (kind == ptype.IPV4))
+
+
+CLASSIFY = {"lpm": classify_lpm, "em": classify_em, "fib": classify_fib, "acl": classify_acl}
 
 
 def forward(batch, setup, timer) -> tuple[np.ndarray, np.ndarray]:
     heads = batch.heads
     with timer("classify+lookup"):
         dest = batch.in_port.copy()
-        truncated, v4 = CLASSIFY[setup.lookup](batch, setup, dest)
+        reason = np.zeros(len(batch), np.uint8)
+        v4 = CLASSIFY[setup.lookup](batch, setup, dest, reason)      # the IPv4 rows it forwards
     with timer("rewrite"):
-        rows = _select(~truncated)
+        rows = _select(reason == 0)
         setup.ports.rewrite_bulk(heads, rows, dest[rows])
     with timer("rfc1812"):
         invalid = np.arange(len(batch))[v4][rfc1812_process(heads, v4)] if _any(v4, len(batch)) else v4
-    reason = np.zeros(len(batch), np.uint8)
-    reason[invalid] = REASON_CODE["rfc1812_invalid"]
-    reason[truncated] = REASON_CODE["truncated"]
+    reason[invalid] = RFC1812_INVALID
     dest[reason != 0] = -1
     return dest, reason

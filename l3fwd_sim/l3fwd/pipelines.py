@@ -8,26 +8,19 @@
 
 Both take a :class:`~l3fwd_sim.capture.batch.PacketBatch` and return ``(dest, reason)``: the
 TX port of every packet (-1 when dropped) and the drop reason code
-(:data:`l3fwd_sim.dataplane.stats.REASON_CODE`), editing ``batch.heads`` in place. They differ
+(:data:`REASON_CODE`), editing ``batch.heads`` in place. They differ
 only where DPDK's two paths differ (path_differences.md).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from ..dataplane.ports import PortConfig
-from .routing import LpmRoutes
-
-
-@dataclass
-class Forwarding:
-    """What a pipeline needs besides the packets: ports and route tables."""
-    ports: PortConfig
-    lookup: str
-    routes: LpmRoutes
-
-
-def pipeline(name: str):
-    """The ``forward(batch, setup, timer)`` function of pipeline ``name``."""
-    from . import multi, simple
-    return {"simple": simple.forward, "multi": multi.forward}[name]
+# Why a packet was dropped; index in this tuple + 1 is the code a pipeline writes into
+# its ``reason`` array (0: forwarded).
+DROP_REASONS = (
+    "rfc1812_invalid",   # IPv4 header failing l3fwd's RFC 1812 checks
+    "unknown_ptype",     # neither IPv4 nor IPv6: freed by the simple path, and by ACL mode in both
+    "not_tcp_udp",       # EM simple path: IPv4/IPv6 that is not TCP/UDP, or has options / ext headers
+    "truncated",         # frame shorter than the bytes the path reads (undefined in C)
+    "acl_deny",          # ACL mode: the first matching rule is a deny (@) line
+    "acl_miss",          # ACL mode: no rule matches (l3fwd drops it; lpm/em/fib send it back)
+)
+REASON_CODE = {name: i + 1 for i, name in enumerate(DROP_REASONS)}

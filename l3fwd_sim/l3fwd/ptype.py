@@ -47,8 +47,8 @@ def lpm_ptype_bulk(heads: np.ndarray) -> np.ndarray:
 # ``tcp_udp`` are looked up; EM_IPV4 and EM_IPV4_EXT both carry the IPv4 bit that
 # ``rfc1812_process`` keys on.
 EM_UNKNOWN, EM_IPV4, EM_IPV4_EXT, EM_IPV6, EM_IPV6_EXT, EM_TRUNCATED = range(6)
-MIN_EM_IPV4 = 38       # key: protocol 23, addresses 26..33, L4 ports at the fixed offset 34..37
-MIN_EM_IPV6 = 58       # key: next header 20, addresses 22..53, L4 ports 54..57
+MIN_TUPLE_IPV4 = 38       # key: protocol 23, addresses 26..33, L4 ports at the fixed offset 34..37
+MIN_TUPLE_IPV6 = 58       # key: next header 20, addresses 22..53, L4 ports 54..57
 _L4_TCP_UDP = (6, 17)
 _IS_TCP_UDP = np.isin(np.arange(256), _L4_TCP_UDP)   # by protocol / next-header number
 

@@ -1,4 +1,5 @@
-"""Route tables as dpdk-l3fwd sets them up (``setup_lpm``, ``setup_fib``, ``setup_hash``).
+"""Route tables as dpdk-l3fwd sets them up (``setup_lpm``, ``setup_fib``, ``setup_hash``,
+``setup_acl``).
 
 Rule files are used only when both ``--rule_ipv4`` and ``--rule_ipv6`` are given;
 otherwise l3fwd warns "Missing 1 or more rule files, using default instead" and installs
@@ -6,7 +7,8 @@ its built-in tables (shipped here as ``routes/*.cfg``). Routes whose output port
 in the portmask are not installed (``(1 << if_out) & enabled_port_mask``); routes to
 ports >= 32 are not installed either (the C shift is undefined there), which is why
 DPDK's "next hop outside the portmask" difference between the paths (path_differences
-D7) cannot occur in l3fwd-sim.
+D7) cannot occur in l3fwd-sim. ACL mode is stricter, as l3fwd is: it has no default
+rules, and a route line to a port outside the portmask stops it.
 """
 from __future__ import annotations
 
@@ -19,10 +21,12 @@ from ..dataplane.ports import PortConfig
 from ..errors import SimError
 from ..tables.hash import ExactMatchTable
 from ..tables.lpm import Lpm4, Lpm6, LpmError
+from .acl import AclRoutes
 from .em import em_table
-from .rules import LpmRuleArrays, lpm_rule_arrays, parse_em_rules
+from .rules import LpmRuleArrays, lpm_rule_arrays, parse_acl_rules, parse_em_rules
 
 DEFAULT_ROUTES = Path(__file__).parent / "routes"
+MAX_ACL_RULE_NUM = 100_000       # l3fwd_acl.h: rules (deny and route) per ACL context
 
 
 def rule_files(kind: str, rule_ipv4: Path | None, rule_ipv6: Path | None,
@@ -83,9 +87,11 @@ def _build(table_cls, rules: LpmRuleArrays, ports: PortConfig, allow_default: bo
 
 def load_routes(lookup: str, ports: PortConfig, rule_ipv4: Path | None = None,
                 rule_ipv6: Path | None = None, ipv6: bool = False,
-                warnings: list[str] | None = None) -> LpmRoutes | EmRoutes:
+                warnings: list[str] | None = None) -> LpmRoutes | EmRoutes | AclRoutes:
     """The tables ``--lookup lookup`` installs (``ipv6``: l3fwd's ``--ipv6``, which
     makes EM populate the IPv6 flows instead of the IPv4 ones)."""
+    if lookup == "acl":
+        return _acl_routes(ports, rule_ipv4, rule_ipv6)
     kind = "em" if lookup == "em" else "lpm"
     warnings = warnings if warnings is not None else []
     path4, path6 = rule_files(kind, rule_ipv4, rule_ipv6, warnings)
@@ -103,3 +109,25 @@ def load_routes(lookup: str, ports: PortConfig, rule_ipv4: Path | None = None,
                                       _build(Lpm6, rules6, ports, lookup == "fib"))
     count = {"ipv4": int(ports.enabled[rules4.port].sum()), "ipv6": int(ports.enabled[rules6.port].sum())}
     return LpmRoutes(v4, v6, count, default4, default6)
+
+
+def _acl_routes(ports: PortConfig, rule_ipv4: Path | None, rule_ipv6: Path | None) -> AclRoutes:
+    """``read_config_files_acl`` + ``setup_acl``: both rule files are required, and every
+    route line's port must be enabled (``acl_add_rules``: "fwd number illegal")."""
+    if not (rule_ipv4 and rule_ipv6):
+        raise SimError("--lookup acl needs both --rule_ipv4 and --rule_ipv6: dpdk-l3fwd has no default ACL "
+                       "rules and refuses to start without them")
+    rules = parse_acl_rules(Path(rule_ipv4), 4), parse_acl_rules(Path(rule_ipv6), 6)
+    for path, family_rules in zip((rule_ipv4, rule_ipv6), rules):
+        if len(family_rules) > MAX_ACL_RULE_NUM:
+            raise SimError(f"{path}: {len(family_rules)} rules, but dpdk-l3fwd's ACL context holds at most "
+                           f"{MAX_ACL_RULE_NUM} (MAX_ACL_RULE_NUM: it stops with \"add rules failed\")")
+        port = family_rules.port
+        enabled = np.zeros(len(port), bool)
+        in_range = (port >= 0) & (port < len(ports.enabled))
+        enabled[in_range] = ports.enabled[port[in_range]]
+        bad = np.flatnonzero((port >= 0) & ~enabled)
+        if len(bad):
+            raise SimError(f"{family_rules.where[bad[0]]}: routes to port {port[bad[0]]}, which the portmask does "
+                           "not enable (dpdk-l3fwd stops: fwd number illegal)")
+    return AclRoutes.from_rules(*rules)

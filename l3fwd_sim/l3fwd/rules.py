@@ -11,6 +11,32 @@ numbers (decimal, ``0x`` hex, leading-``0`` octal); addresses go through ``inet_
 Deliberate strictness beyond l3fwd (which ignores extra tokens): anything after the
 required fields must be a ``#`` comment, so a typo cannot silently change a route.
 Every error names ``file:line``.
+
+ACL (``--lookup acl``, ``l3fwd_acl.c``), one file per family, read by :func:`parse_acl_rules`:
+``#`` in column 0 is a comment, a line of blanks only is skipped, ``@`` in column 0 starts
+a deny line, ``R`` a route line, any other first character is an error; a file without a
+single ``R`` line is an error. The rest of the line is split on blanks and tabs::
+
+    @<src>/<len> <dst>/<len> <sport_lo> : <sport_hi> <dport_lo> : <dport_hi> <proto>/<mask>
+    R<src>/<len> <dst>/<len> <sport_lo> : <sport_hi> <dport_lo> : <dport_hi> <proto>/<mask> <port>
+
+* each ``:`` is a token of its own (``0 : 65535``, never ``0:65535``); ``lo <= hi``;
+* ports 0..65535, proto and mask 0..255, route port 0..2^32-1, prefix lengths 0..32 /
+  0..128: ``strtoul(..., 0)`` numbers;
+* IPv4 addresses: ``inet_pton`` dotted quads; IPv6 addresses: exactly eight
+  ``:``-separated groups, each a ``strtoul(..., 16)`` number (optional ``0x``, at most
+  0xffff). An empty group reads as 0, as in l3fwd, so a ``::`` that leaves eight groups
+  (seven colons) is accepted while the usual ``::`` shorthand is an error;
+* the proto ``p`` of a packet matches ``<proto>/<mask>`` when ``p & mask == proto & mask``;
+* the address bits beyond the prefix length are kept as written (the table ignores them);
+* file order is priority order, deny and route lines counted together.
+
+Strictness beyond l3fwd's ACL parser, besides the ``#``-comment rule above (which also
+means a deny line cannot carry a port): no empty numbers where ``strtoul`` would read 0
+(``10::/`` = ``/0``, ``6/`` = mask 0, ``/0xff`` = proto 0), no signs (``-0``, ``+1``),
+exactly one ``/`` in an IPv4 ``<addr>/<len>`` (l3fwd's ``strtok`` takes ``1.2.3.4//8``
+and ``1.2.3.4/8/9``), and fields separated by blanks and tabs only. CRLF line ends are
+tolerated (l3fwd reads the ``\r`` into the last field and fails).
 """
 from __future__ import annotations
 
@@ -195,3 +221,172 @@ def _fast_ipv4_rules(path: Path) -> LpmRuleArrays | None:
 
 
 _SEPARATORS = bytes.maketrans(b"R./\t\r", b"     ")
+
+
+# ---------------------------------------------------------------------------------------
+# ACL rule files (--lookup acl)
+# ---------------------------------------------------------------------------------------
+@dataclass
+class AclRules:
+    """The rules of one ACL rule file, in file order: line k outranks line k+1 (l3fwd gives
+    the k-th rule line priority RTE_ACL_MAX_PRIORITY - k, deny and route lines numbered together)."""
+    family: int                 # 4 or 6
+    proto: np.ndarray           # (n,) int64 protocol value 0..255
+    proto_mask: np.ndarray      # (n,) int64 protocol mask 0..255  (packet proto p matches when p & mask == proto & mask)
+    src: np.ndarray             # (n, W) int64, W = 1 (IPv4) or 4 (IPv6): the address as 32-bit words, most significant first
+    src_len: np.ndarray         # (n,) int64 prefix length 0..32 / 0..128
+    dst: np.ndarray             # (n, W) int64
+    dst_len: np.ndarray         # (n,) int64
+    sport: np.ndarray           # (n, 2) int64 inclusive range lo, hi (lo <= hi)
+    dport: np.ndarray           # (n, 2) int64
+    port: np.ndarray            # (n,) int64: the output port of an R line, -1 for an @ (deny) line
+    where: list[str]            # "file:line" of each rule
+
+    def __len__(self) -> int:
+        return len(self.port)
+
+
+_ACL_FIELDS = "<src>/<len> <dst>/<len> <sport_lo> : <sport_hi> <dport_lo> : <dport_hi> <proto>/<mask>"
+_ACL_USAGE = {"@": "@" + _ACL_FIELDS, "R": "R" + _ACL_FIELDS + " <port>"}
+_C_SPACE = " \t\n\v\f\r"                              # C isspace(): what makes a line blank
+_ODD_SPACE = re.compile(r"[^\S \t]")                  # whitespace strtok(" \t\n") does not split on
+# eight strtoul(..., 16) groups: optional 0x (only when a hex digit follows), digits, maybe none
+_V6_GROUP = r"(?:0[xX](?=[0-9a-fA-F]))?([0-9a-fA-F]*)"
+_V6_ADDR = re.compile(":".join([_V6_GROUP] * 8))
+
+
+def _text_lines(path: Path):
+    """Yield ``(lineno, line)`` for every line of ``path`` (``\\n`` ends a line, a final
+    ``\\r`` is dropped); unreadable files are a :class:`SimError`."""
+    try:
+        text = Path(path).read_bytes().decode("utf-8", errors="replace")
+    except OSError as err:
+        raise SimError(f"{path}: cannot read rule file: {err.strerror}") from None
+    for lineno, line in enumerate(text.split("\n"), 1):
+        yield lineno, line.removesuffix("\r")
+
+
+def _acl_v4_net(token: str, side: str, where: str) -> tuple[tuple[int], int]:
+    addr, slash, length = token.partition("/")
+    if not slash:
+        raise SimError(f"{where}: missing '/<len>' in {side} {token!r} (expected <IPv4 address>/<0..32>)")
+    if "/" in length:
+        raise SimError(f"{where}: more than one '/' in {side} {token!r} (expected <IPv4 address>/<0..32>)")
+    try:
+        value = int.from_bytes(socket.inet_pton(socket.AF_INET, addr), "big")
+    except (OSError, ValueError):
+        raise SimError(f"{where}: bad IPv4 {side} address {addr!r} (expected a dotted quad a.b.c.d)") from None
+    if not length:
+        raise SimError(f"{where}: no prefix length after '/' in {side} {token!r} (expected <IPv4 address>/<0..32>)")
+    return (value,), _c_number(length, f"{side} prefix length", 32, where)
+
+
+def _acl_v6_net(token: str, side: str, where: str) -> tuple[tuple[int, int, int, int], int]:
+    addr, slash, length = token.partition("/")
+    if not slash:
+        raise SimError(f"{where}: missing '/<len>' in {side} {token!r} (expected <IPv6 address>/<0..128>)")
+    match = _V6_ADDR.fullmatch(addr)
+    if match is None:
+        groups = addr.split(":")
+        if len(groups) != 8:
+            shorthand = " ('::' shorthand is not accepted)" if "::" in addr else ""
+            raise SimError(f"{where}: bad IPv6 {side} address {addr!r}: {len(groups)} ':'-separated groups"
+                           f"{shorthand}, l3fwd's ACL parser wants exactly eight hex groups")
+        bad = next(g for g in groups if not re.fullmatch(_V6_GROUP, g))
+        raise SimError(f"{where}: bad IPv6 {side} address {addr!r}: group {bad!r} is not a hex number")
+    words = [int(g, 16) if g else 0 for g in match.groups()]      # empty: strtoul reads 0
+    if max(words) > 0xFFFF:
+        text = match.group(1 + next(i for i, w in enumerate(words) if w > 0xFFFF))
+        raise SimError(f"{where}: bad IPv6 {side} address {addr!r}: group {text!r} > 0xffff")
+    value = (words[0] << 16 | words[1], words[2] << 16 | words[3], words[4] << 16 | words[5], words[6] << 16 | words[7])
+    if not length:
+        raise SimError(f"{where}: no prefix length after '/' in {side} {token!r} (expected <IPv6 address>/<0..128>)")
+    return value, _c_number(length, f"{side} prefix length", 128, where)
+
+
+def _acl_shape_error(lead: str, tokens: list[str], need: int, line: str, where: str):
+    """Raise the error of a rule line whose tokens (comment removed) are not ``need``
+    fields with ``:`` tokens in their places."""
+    usage = _ACL_USAGE[lead]
+    for token in tokens[2:8]:
+        if ":" in token and token != ":":
+            raise SimError(f"{where}: port range {token!r} must be written '<lo> : <hi>' "
+                           f"with blanks around the ':'")
+    if len(tokens) < need:
+        raise SimError(f"{where}: missing fields ({len(tokens)} of {need}), expected {usage}")
+    if len(tokens) > need:
+        hint = " (deny lines take no port)" if lead == "@" and len(tokens) == need + 1 else ""
+        raise SimError(f"{where}: trailing garbage {tokens[need]!r} after {usage}{hint}")
+    for index, side in ((3, "source"), (6, "destination")):
+        if tokens[index] != ":":
+            raise SimError(f"{where}: expected ':' between the {side} port bounds, got {tokens[index]!r} "
+                           f"(l3fwd wants '<lo> : <hi>' with blanks around the ':')")
+    raise AssertionError(line)
+
+
+def parse_acl_rules(path: Path, family: int) -> AclRules:
+    """Parse a dpdk-l3fwd ACL rule file of IPv4 (``family=4``) or IPv6 (``family=6``) rules.
+
+    Grammar and strictness: see the module docstring. The route port is any 32-bit
+    number here; whether the port is enabled (``-p``) is checked by the caller."""
+    if family not in FAMILIES:
+        raise ValueError(f"family must be 4 or 6, not {family!r}")
+    net = _acl_v4_net if family == 4 else _acl_v6_net
+    lines = list(_text_lines(path))
+    if not any(line[:1] == "R" for _, line in lines):
+        raise SimError(f"{path}: no route ('R') line: l3fwd needs at least one in an ACL rule file "
+                       f"(it exits with 'Not find any route entries')")
+    name = f"{path}:"
+    nets: dict[str, tuple] = {}                        # address tokens repeat: parse each once
+    numbers: dict[str, int] = {}                       # so do numbers
+
+    def number(token: str, what: str, limit: int) -> int:
+        value = numbers.get(token)
+        if value is None or value > limit:            # new, or too big for this field: say so
+            value = numbers[token] = _c_number(token, what, limit, here)
+        return value
+
+    rows, where = [], []
+    for lineno, line in lines:
+        lead = line[:1]
+        if lead == "#" or not line.strip(_C_SPACE):
+            continue
+        here = name + str(lineno)
+        if lead not in ("@", "R"):
+            raise SimError(f"{here}: ACL rule lines must start with '@' (deny) or 'R' (route) in column 0 "
+                           f"(got {line.strip()[:40]!r})")
+        body = line[1:]
+        odd = _ODD_SPACE.search(body)                 # \v, \f, \r, ...: part of a token to l3fwd
+        if odd and ("#" not in body or odd.start() < body.index("#")):
+            raise SimError(f"{here}: {odd.group()!r} between fields (l3fwd separates fields with blanks "
+                           f"and tabs only)")
+        tokens = body.split()
+        need = 10 if lead == "R" else 9
+        if "#" in body:                               # a trailing comment, or a misplaced '#'
+            tokens = tokens[:next((i for i, t in enumerate(tokens) if t.startswith("#")), len(tokens))]
+        if len(tokens) != need or tokens[3] != ":" or tokens[6] != ":":
+            _acl_shape_error(lead, tokens, need, line, here)
+        src_tok, dst_tok, slo, _, shi, dlo, _, dhi, proto_tok = tokens[:9]
+        src = nets.get(src_tok) or nets.setdefault(src_tok, net(src_tok, "source", here))
+        dst = nets.get(dst_tok) or nets.setdefault(dst_tok, net(dst_tok, "destination", here))
+        sport = number(slo, "source port", 0xFFFF), number(shi, "source port", 0xFFFF)
+        dport = number(dlo, "destination port", 0xFFFF), number(dhi, "destination port", 0xFFFF)
+        if sport[0] > sport[1]:
+            raise SimError(f"{here}: bad source port range '{slo} : {shi}' (low > high)")
+        if dport[0] > dport[1]:
+            raise SimError(f"{here}: bad destination port range '{dlo} : {dhi}' (low > high)")
+        proto, slash, mask = proto_tok.partition("/")
+        if not slash:
+            raise SimError(f"{here}: proto {proto_tok!r} has no mask (expected <proto>/<mask>, e.g. 6/0xff)")
+        port = number(tokens[9], "port", 0xFFFFFFFF) if lead == "R" else -1
+        rows.append((number(proto, "proto", 0xFF), number(mask, "proto mask", 0xFF),
+                     *src[0], src[1], *dst[0], dst[1], *sport, *dport, port))
+        where.append(here)
+    width = 1 if family == 4 else 4
+    table = np.array(rows, dtype=np.int64).reshape(len(rows), 2 * width + 9)
+    s, d = 2, 3 + width                                # column of src, dst
+    return AclRules(family, table[:, 0].copy(), table[:, 1].copy(),
+                    table[:, s:s + width].copy(), table[:, s + width].copy(),
+                    table[:, d:d + width].copy(), table[:, d + width].copy(),
+                    table[:, d + width + 1:d + width + 3].copy(), table[:, d + width + 3:d + width + 5].copy(),
+                    table[:, -1].copy(), where)

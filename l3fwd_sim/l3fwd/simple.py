@@ -10,16 +10,17 @@ import struct
 import numpy as np
 
 from ..capture.records import HEAD_BYTES
-from ..dataplane.stats import REASON_CODE
-from . import em
-from .ptype import (EM_IPV4, EM_IPV6, EM_TRUNCATED, EM_UNKNOWN, IPV4, IPV6, MIN_EM_IPV4, MIN_EM_IPV6, MIN_ETHER,
+from . import acl, em
+from .ptype import (EM_IPV4, EM_IPV6, EM_TRUNCATED, EM_UNKNOWN, IPV4, IPV6, MIN_TUPLE_IPV4, MIN_TUPLE_IPV6, MIN_ETHER,
                     MIN_IPV4_LPM, MIN_IPV6_LPM, em_ptype, lpm_ptype)
+from .pipelines import REASON_CODE
 from .rfc1812 import is_valid_ipv4_pkt, rfc1812_process_one, update_ttl_checksum
 
 TRUNCATED = REASON_CODE["truncated"]
 RFC1812_INVALID = REASON_CODE["rfc1812_invalid"]
 UNKNOWN_PTYPE = REASON_CODE["unknown_ptype"]
 NOT_TCP_UDP = REASON_CODE["not_tcp_udp"]
+ACL_DENY, ACL_MISS = REASON_CODE["acl_deny"], REASON_CODE["acl_miss"]
 _BE32 = struct.Struct(">I").unpack_from           # an IPv4 address: 3x faster than int.from_bytes
 _BE128 = struct.Struct(">QQ").unpack_from
 
@@ -77,11 +78,11 @@ def em_simple_forward(frame: memoryview, pkt_len: int, portid: int, setup) -> tu
     if kind == EM_IPV4 and tcp_udp:
         if not is_valid_ipv4_pkt(frame, pkt_len):
             return -1, RFC1812_INVALID
-        if pkt_len < MIN_EM_IPV4:
+        if pkt_len < MIN_TUPLE_IPV4:
             return -1, TRUNCATED
         next_hop = routes.v4.lookup(em.key_of(frame, 4))
     elif kind == EM_IPV6 and tcp_udp:
-        if pkt_len < MIN_EM_IPV6:
+        if pkt_len < MIN_TUPLE_IPV6:
             return -1, TRUNCATED
         next_hop = routes.v6.lookup(em.key_of(frame, 6))
     else:
@@ -112,13 +113,39 @@ def fib_forward(frame: memoryview, pkt_len: int, portid: int, setup) -> tuple[in
     return next_hop, 0
 
 
+def acl_forward(frame: memoryview, pkt_len: int, portid: int, setup, action: int) -> tuple[int, int]:
+    """``acl_process_pkts``' verdict on one packet — its ``action`` comes from rte_acl's
+    classification over the burst — then ``send_packets_single``: ``rfc1812_process``
+    for IPv4 and the MAC rewrite. Unlike the other modes a miss is dropped."""
+    if pkt_len < MIN_ETHER:
+        return -1, TRUNCATED
+    kind = lpm_ptype(frame)                    # em_parse_ptype's family: the EtherType alone
+    if kind not in (IPV4, IPV6):
+        return -1, UNKNOWN_PTYPE
+    if pkt_len < (MIN_TUPLE_IPV4 if kind == IPV4 else MIN_TUPLE_IPV6):
+        return -1, TRUNCATED
+    if action == acl.DENY:
+        return -1, ACL_DENY
+    if action == acl.MISS:
+        return -1, ACL_MISS
+    if kind == IPV4 and rfc1812_process_one(frame):
+        return -1, RFC1812_INVALID
+    setup.ports.rewrite(frame, action)
+    return action, 0
+
+
 FORWARD = {"lpm": lpm_simple_forward, "em": em_simple_forward, "fib": fib_forward}
 
 
 def forward(batch, setup, timer) -> tuple[np.ndarray, np.ndarray]:
-    forward_one = FORWARD[setup.lookup]
     width = HEAD_BYTES
     with timer("forward"):
+        forward_one = FORWARD.get(setup.lookup)
+        if setup.lookup == "acl":            # rte_acl_classify runs over the burst, the rest per packet
+            actions = iter(acl.classify_burst(setup.routes, batch.heads, batch.caplen)[2].tolist())
+
+            def forward_one(frame, pkt_len, portid, setup):
+                return acl_forward(frame, pkt_len, portid, setup, next(actions))
         raw = bytearray(batch.heads.tobytes())    # one copy, edited in place through frame views
         frames = memoryview(raw)
         dest, reason = [], []

@@ -37,7 +37,7 @@ def test_rates_keep_three_significant_digits(packets, seconds):
 
 
 def test_table_keeps_one_time_costs_apart_from_the_stages():
-    stats = RunStats([0], [0])
+    stats = RunStats([0], [0], ("truncated",))
     stats.add_stage_time("read", 0.002)
     stats.add_setup_time("tables", 0.5)
     stats.elapsed = 0.6

@@ -1,7 +1,9 @@
 """Validate the independent oracle (tests/oracle.py) against real dpdk-l3fwd v26.07 output.
 
 Every scenario/run of /work/shared/golden/runs.json is replayed through the oracle and
-the per-port frame lists must equal the expected pcaps exactly (bytes and order).
+the per-port frame lists must equal the expected pcaps exactly (bytes and order).  Where
+dpdk-l3fwd refused to start (``expected-NN/error.txt``), the oracle's start-up check must
+refuse the options too, with the same message.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import pytest
 from scapy.utils import RawPcapReader
 
 from forwarding import GOLDEN, golden_runs
-from oracle import l3fwd_oracle, parse_rule_file_em, parse_rule_file_lpm
+from oracle import (l3fwd_oracle, l3fwd_start_error, parse_rule_file_acl,
+                    parse_rule_file_em, parse_rule_file_lpm)
 
 if not (GOLDEN / "runs.json").is_file():
     pytest.skip(f"golden data not found at {GOLDEN}", allow_module_level=True)
@@ -63,10 +66,17 @@ def parse_options(opts: str, scenario_dir: Path) -> dict:
         elif t == "--eth-dest":
             port, mac = val.split(",", 1)
             kw["eth_dest"][int(port)] = mac; i += 2
+        elif t == "--max-pkt-len":
+            kw["max_pkt_len"] = int(val); i += 2
         else:
             raise ValueError(f"unknown option {t!r} in {opts!r}")
+    if kw["lookup"] == "acl":
+        # ACL grammar; both files are required (a missing one is refused by
+        # l3fwd_start_error, there are no default ACL rules).
+        kw["acl_v4"] = None if rule4 is None else parse_rule_file_acl(rule4, 4)
+        kw["acl_v6"] = None if rule6 is None else parse_rule_file_acl(rule6, 6)
     # Rule files are used only when both --rule_ipv4 and --rule_ipv6 are given.
-    if rule4 is not None and rule6 is not None:
+    elif rule4 is not None and rule6 is not None:
         if kw["lookup"] == "em":
             kw["em_v4"] = parse_rule_file_em(rule4)
             kw["em_v6"] = parse_rule_file_em(rule6)
@@ -81,9 +91,17 @@ def parse_options(opts: str, scenario_dir: Path) -> dict:
 def test_oracle_matches_golden(scenario: str, expected: str, options: str) -> None:
     sdir = GOLDEN / scenario
     kw = parse_options(options, sdir)
+    exp_dir = sdir / expected
+    refused = l3fwd_start_error(**kw)
+    if (exp_dir / "error.txt").is_file():
+        # dpdk-l3fwd exited before forwarding: no pcaps, only its message
+        message = (exp_dir / "error.txt").read_text()
+        assert refused is not None, f"oracle would start, dpdk-l3fwd did not: {message}"
+        assert refused in message, f"oracle: {refused!r}; dpdk-l3fwd: {message!r}"
+        return
+    assert refused is None, f"oracle refuses a run dpdk-l3fwd made: {refused}"
     got, _drops = l3fwd_oracle(_inputs(scenario), **kw)
 
-    exp_dir = sdir / expected
     want = {int(p.stem[4:]): _read(p) for p in sorted(exp_dir.glob("port*.pcap"))}
     assert sorted(got) == sorted(want), "set of output ports differs"
     for port in sorted(want):

@@ -133,3 +133,13 @@ def test_jobs_give_identical_output(tmp_path, pipeline, lookup):
     for out, stats in others:
         assert out == out1
         assert stats["ports"] == stats1["ports"] and stats["totals"] == stats1["totals"]
+
+
+def test_captures_of_disabled_ports_are_not_received(tmp_path):
+    """l3fwd's --config names enabled ports only: a capture of a port outside -p is not
+    read (the golden acl runs with -p 0xb have a port2.pcap), and a warning says so."""
+    inputs = {0: mixed_frames(5, 0, 50), 2: mixed_frames(6, 2, 70)}
+    got, stats = simulate(tmp_path, inputs, portmask=0x3)
+    want, drops = oracle({0: inputs[0]}, portmask=0x3, pipeline="multi")
+    assert got == want and stats["totals"]["rx"] == 50 and sorted(stats["ports"]) == ["0", "1"]
+    assert any("port 2 is not in portmask 0x3" in w for w in stats["warnings"])

@@ -18,8 +18,7 @@ CORPUS = SHARED / "corpus" / "tcpdump"
 
 # Golden scenarios whose features are open issues: their runs must fail until the issue
 # lands (strict xfail), and the issue removes its line here.
-PENDING = {"acl": "issue 13: --lookup acl", "jumbo": "issue 13: frames > 2048 bytes, --max-pkt-len",
-           "lcores": "issue 14: --config with several lcores, per-queue outputs"}
+PENDING = {"lcores": "issue 14: --config with several lcores, per-queue outputs"}
 
 
 def golden_runs() -> list:

@@ -13,6 +13,8 @@ References (all under /work/shared/reference/dpdk/):
   INT  = lpm_fib_hash_internals.md
   DEF  = default_routes.md
   OPT  = l3fwd_options_and_rule_files.md
+  ACL  = acl.md
+  LCQ  = lcores_and_queues.md
 and /work/shared/design-notes.md (DN).
 
 Undefined behaviour in C (reading past the end of a short frame) is replaced by a drop
@@ -22,12 +24,15 @@ with reason ``"truncated"``; see ``_min_len`` below for the exact rule (DN §6).
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections import Counter
 
 __all__ = [
     "l3fwd_oracle",
+    "l3fwd_start_error",
     "parse_rule_file_lpm",
     "parse_rule_file_em",
+    "parse_rule_file_acl",
     "DEFAULT_LPM_V4",
     "DEFAULT_LPM_V6",
     "DEFAULT_EM_V4",
@@ -38,6 +43,10 @@ RTE_MAX_ETHPORTS = 32
 
 ETHER_IPV4 = 0x0800
 ETHER_IPV6 = 0x86DD
+
+# dpdk-l3fwd's mbufs hold RTE_MBUF_DEFAULT_DATAROOM = 2048 bytes and RX scatter is never
+# enabled, so net_pcap drops every longer record on receive (LCQ "Jumbo frames").
+MBUF_DATA_ROOM = 2048
 
 # ---------------------------------------------------------------------------------------
 # Default tables (DEF §A.1-A.4)
@@ -105,6 +114,76 @@ def parse_rule_file_em(path) -> list[tuple[str, str, int, int, int, int]]:
     return rules
 
 
+def _acl_ipv6_net(tok: str) -> str:
+    """parse_ipv6_net: exactly eight ':'-separated base-16 groups (max 0xffff), '/', a
+    base-0 length 0..128.  An empty group reads as 0 (strtoul consumes nothing and stops
+    at the ':'), so '::' only gets through where it still makes eight groups (ACL)."""
+    addr, slash, length = tok.partition("/")
+    groups = addr.split(":")
+    if not slash or len(groups) != 8:
+        raise ValueError(f"bad IPv6 net {tok!r}")
+    value = 0
+    for g in groups:
+        if not re.fullmatch(r"[0-9A-Fa-f]*", g) or int(g or "0", 16) > 0xFFFF:
+            raise ValueError(f"bad IPv6 group {g!r} in {tok!r}")
+        value = (value << 16) | int(g or "0", 16)
+    length = _strtoul0(length)
+    if length > 128:
+        raise ValueError(f"bad IPv6 prefix length in {tok!r}")
+    return f"{ipaddress.IPv6Address(value)}/{length}"
+
+
+def _acl_ipv4_net(tok: str) -> str:
+    """parse_ipv4_net: strtok on '/' -> inet_pton dotted quad, base-0 length 0..32."""
+    parts = [t for t in tok.split("/") if t]
+    if len(parts) < 2 or _strtoul0(parts[1]) > 32:
+        raise ValueError(f"bad IPv4 net {tok!r}")
+    return f"{ipaddress.IPv4Address(parts[0])}/{_strtoul0(parts[1])}"
+
+
+def _acl_range(lo: str, colon: str, hi: str) -> tuple[int, int]:
+    lo, hi = _strtoul0(lo), _strtoul0(hi)
+    if colon != ":" or hi > 0xFFFF or lo > hi:
+        raise ValueError(f"bad port range {lo} {colon} {hi}")
+    return lo, hi
+
+
+def parse_rule_file_acl(path, family: int) -> list[tuple]:
+    """l3fwd's ACL rule file (ACL "Rule files") -> one tuple per rule line, in file order:
+
+        (kind, src_net, dst_net, (sport_lo, sport_hi), (dport_lo, dport_hi),
+         (proto, mask), port)
+
+    kind is "@" (deny; port None) or "R" (route to port).  '#' in column 0 and
+    whitespace-only lines are skipped; any other line must start with '@' or 'R'.  Fields
+    are split on space/tab/newline (strtok); tokens after the 5 (@) or 6 (R) fields are
+    never read.  File order is priority order: the first matching line wins.
+    """
+    parse_net = _acl_ipv4_net if family == 4 else _acl_ipv6_net
+    rules = []
+    with open(path, "r") as f:
+        for lineno, line in enumerate(f, 1):
+            if line.startswith("#") or line.strip() == "":
+                continue
+            kind = line[0]
+            if kind not in "@R":
+                raise ValueError(f"{path}:{lineno}: should start with leading char @ or R")
+            toks = [t for t in re.split(r"[ \t\n]", line[1:]) if t]
+            if len(toks) < (10 if kind == "R" else 9):
+                raise ValueError(f"{path}:{lineno}: parse rules error")
+            proto, slash, mask = toks[8].partition("/")
+            proto, mask = _strtoul0(proto), (_strtoul0(mask) if slash else -1)
+            port = _strtoul0(toks[9]) if kind == "R" else None
+            if not (0 <= proto <= 255 and 0 <= mask <= 255) or (port or 0) > 0xFFFFFFFF:
+                raise ValueError(f"{path}:{lineno}: parse rules error")
+            rules.append((kind, parse_net(toks[0]), parse_net(toks[1]),
+                          _acl_range(*toks[2:5]), _acl_range(*toks[5:8]), (proto, mask),
+                          port))
+    if not any(r[0] == "R" for r in rules):
+        raise ValueError(f"{path}: Not find any route entries")
+    return rules
+
+
 # ---------------------------------------------------------------------------------------
 # Tables
 # ---------------------------------------------------------------------------------------
@@ -153,6 +232,25 @@ class _EM:
 
     def lookup(self, key):
         return self.flows.get(key)
+
+
+class _ACL:
+    """Brute-force ACL classifier (ACL "Field semantics", "Priority"): the rules in file
+    order, the first line matching all five fields wins.  Returns ("R", port),
+    ("@", None) or None (no match)."""
+
+    def __init__(self, rules):
+        self.rules = [(kind, ipaddress.ip_network(src, strict=False),
+                       ipaddress.ip_network(dst, strict=False), sp, dp, pm, port)
+                      for kind, src, dst, sp, dp, pm, port in rules]
+
+    def lookup(self, proto, src_bytes, dst_bytes, sport, dport):
+        src, dst = ipaddress.ip_address(src_bytes), ipaddress.ip_address(dst_bytes)
+        for kind, snet, dnet, (slo, shi), (dlo, dhi), (p, m), port in self.rules:
+            if (src in snet and dst in dnet and slo <= sport <= shi and dlo <= dport <= dhi
+                    and (proto & m) == (p & m)):
+                return kind, port
+        return None
 
 
 # ---------------------------------------------------------------------------------------
@@ -253,16 +351,21 @@ def _em_key_v6(f: bytes):
 #   IPv6 (dst addr at 38..53) ....................... < 54 bytes
 #   EM IPv4 TCP/UDP key (ports at 34..37) ........... < 38 bytes
 #   EM IPv6 TCP/UDP key (ports at 54..57) ........... < 58 bytes
+#   ACL IPv4 5-tuple (fixed offsets, "ports" 34..37)  < 38 bytes
+#   ACL IPv6 5-tuple ("ports" 54..57) ............... < 58 bytes
 # EM mode: em_parse_ptype itself reads IHL (14), then the protocol (23) when IHL == 5,
 # or the IPv6 next header (20); a frame ending before the byte it reads is truncated.
 # In the simple LPM/EM paths DPDK's own is_valid_ipv4_pkt checks (pkt_len < 20, version,
 # IHL, total length) come first and give "rfc1812_invalid"; only a packet passing them is
 # then subject to the length rule.  In the multi paths the length rule comes first.
+# ACL mode: a non-IP EtherType is "unknown_ptype" before any length check.
 MIN_ETH = 14
 MIN_IPV4 = 34
 MIN_IPV6 = 54
 MIN_EM_V4 = 38
 MIN_EM_V6 = 58
+MIN_ACL_V4 = 38
+MIN_ACL_V6 = 58
 
 
 # ---------------------------------------------------------------------------------------
@@ -270,9 +373,10 @@ MIN_EM_V6 = 58
 # modifies the bytearray in place.
 # ---------------------------------------------------------------------------------------
 class _Ctx:
-    def __init__(self, portmask, lpm4, lpm6, em4, em6, eth_dest, port_mac):
+    def __init__(self, portmask, lpm4, lpm6, em4, em6, acl4, acl6, eth_dest, port_mac):
         self.portmask = portmask
         self.lpm4, self.lpm6, self.em4, self.em6 = lpm4, lpm6, em4, em6
+        self.acl4, self.acl6 = acl4, acl6
         self.eth_dest, self.port_mac = eth_dest, port_mac
 
     def recheck(self, dst, portid):
@@ -412,6 +516,38 @@ def _fib(c: _Ctx, f: bytearray, portid: int):
     return dst, None
 
 
+def _acl(c: _Ctx, f: bytearray, portid: int):
+    """acl_process_pkts + acl_send_packets (ACL "Which packets are classified", "Verdict
+    per packet"): the ptype is the EtherType alone; the 5-tuple sits at fixed offsets (no
+    IHL, no extension headers); miss or deny drops; a route line forwards, then RFC 1812
+    for IPv4 and the MAC rewrite.  No input-port fallback, no port-mask re-check (route
+    ports are checked when the rules are loaded).  Both pipelines are the same."""
+    et = _ethertype(f)
+    if et == ETHER_IPV4:
+        if len(f) < MIN_ACL_V4:
+            return None, "truncated"
+        # IPv4 header at 14: proto +9, src +12, dst +16, "ports" +20..23
+        hit = c.acl4.lookup(f[23], bytes(f[26:30]), bytes(f[30:34]),
+                            f[34] << 8 | f[35], f[36] << 8 | f[37])
+    elif et == ETHER_IPV6:
+        if len(f) < MIN_ACL_V6:
+            return None, "truncated"
+        # IPv6 header at 14: next header +6, src +8, dst +24, "ports" +40..43
+        hit = c.acl6.lookup(f[20], bytes(f[22:38]), bytes(f[38:54]),
+                            f[54] << 8 | f[55], f[56] << 8 | f[57])
+    else:
+        return None, "unknown_ptype"    # ARP, VLAN, ... : TYPE_NONE
+    if hit is None:
+        return None, "acl_miss"
+    kind, dst = hit
+    if kind == "@":
+        return None, "acl_deny"
+    c.rewrite(f, dst)
+    if et == ETHER_IPV4 and not _rfc1812_process(f):
+        return None, "rfc1812_invalid"
+    return dst, None
+
+
 _HANDLERS = {
     ("lpm", "simple"): _lpm_simple,
     ("lpm", "multi"): _lpm_multi,
@@ -419,7 +555,40 @@ _HANDLERS = {
     ("em", "multi"): _em_multi,
     ("fib", "simple"): _fib,   # FIB: both pipelines identical (SEM §3.3)
     ("fib", "multi"): _fib,
+    ("acl", "simple"): _acl,   # ACL: one path, same TX result either way (ACL "TX path")
+    ("acl", "multi"): _acl,
 }
+
+
+# ---------------------------------------------------------------------------------------
+# Start-up checks: options with which dpdk-l3fwd exits before forwarding anything
+# ---------------------------------------------------------------------------------------
+def l3fwd_start_error(*, portmask: int, lookup: str = "lpm", acl_v4=None, acl_v6=None,
+                      max_pkt_len: int | None = None, **_other) -> str | None:
+    """Why dpdk-l3fwd (over net_pcap) would exit before forwarding, or None if it starts.
+
+    Takes the keyword arguments of ``l3fwd_oracle`` (the others do not matter here).
+    Checked in l3fwd's order: rule files (read_config_files), then the port setup.
+    """
+    if lookup == "acl":
+        # read_config_files_acl: both files required, no built-in rules (ACL "Rule files")
+        if acl_v4 is None:
+            return "IPv4 rule file not specified"
+        if acl_v6 is None:
+            return "IPv6 rule file not specified"
+        for rules in (acl_v4, acl_v6):
+            for kind, *_fields, port in rules:
+                if kind == "R" and not _port_enabled(port, portmask):
+                    return f"fwd number illegal:{port}"
+    if max_pkt_len is not None:
+        # config_port_max_pkt_len: RTE_ETHER_MIN_LEN..MAX_JUMBO_PKT_LEN
+        if not 64 <= max_pkt_len <= 9600:
+            return f"Invalid max packet length: {max_pkt_len}"
+        # net_pcap rx_queue_setup: MTU + 14 must fit one mbuf without scatter (LCQ)
+        if max_pkt_len > MBUF_DATA_ROOM:
+            return ("Rx scatter is disabled and RxQ mbuf pool object size is too small "
+                    f"(buf_size={MBUF_DATA_ROOM}, max_rx_pkt_len={max_pkt_len})")
+    return None
 
 
 # ---------------------------------------------------------------------------------------
@@ -431,14 +600,21 @@ def l3fwd_oracle(inputs: dict[int, list[bytes]], *, portmask: int, lookup: str =
                  routes_v6: list[tuple[str, int, int]] | None = None,
                  em_v4: list[tuple[str, str, int, int, int, int]] | None = None,
                  em_v6: list[tuple[str, str, int, int, int, int]] | None = None,
+                 acl_v4: list[tuple] | None = None,
+                 acl_v6: list[tuple] | None = None,
                  ipv6: bool = False,
                  eth_dest: dict[int, str] | None = None,
                  port_mac: dict[int, str] | None = None,
-                 rx_burst: int = 32) -> tuple[dict[int, list[bytes]], dict[str, int]]:
+                 rx_burst: int = 32,
+                 max_pkt_len: int | None = None,
+                 ) -> tuple[dict[int, list[bytes]], dict[str, int]]:
     """Forward ``inputs`` (input port -> frames) like dpdk-l3fwd.
 
     Returns ({enabled port: transmitted frames in order}, {drop reason: count}).
     Inputs on ports outside ``portmask`` are not polled (l3fwd has no RX queue there).
+    ``lookup="acl"`` needs both ``acl_v4`` and ``acl_v6`` (``parse_rule_file_acl``).
+    Raises ValueError for options with which dpdk-l3fwd would not start
+    (``l3fwd_start_error``); ``max_pkt_len`` up to 2048 changes nothing.
     """
     if (lookup, pipeline) not in _HANDLERS:
         raise ValueError(f"unsupported lookup/pipeline {lookup}/{pipeline}")
@@ -448,14 +624,20 @@ def l3fwd_oracle(inputs: dict[int, list[bytes]], *, portmask: int, lookup: str =
     enabled = [p for p in range(RTE_MAX_ETHPORTS) if (portmask >> p) & 1]
     if portmask >> RTE_MAX_ETHPORTS:
         raise ValueError("portmask has ports >= RTE_MAX_ETHPORTS")
+    error = l3fwd_start_error(portmask=portmask, lookup=lookup, acl_v4=acl_v4,
+                              acl_v6=acl_v6, max_pkt_len=max_pkt_len)
+    if error is not None:
+        raise ValueError(f"dpdk-l3fwd would exit: {error}")
 
     eth_dest = eth_dest or {}
     port_mac = port_mac or {}
     dmac = {p: _mac(eth_dest.get(p, "02:00:00:00:00:%02x" % p)) for p in enabled}
     smac = {p: _mac(port_mac.get(p, "02:70:63:61:70:%02x" % p)) for p in enabled}
 
-    lpm4 = lpm6 = em4 = em6 = None
-    if lookup in ("lpm", "fib"):
+    lpm4 = lpm6 = em4 = em6 = acl4 = acl6 = None
+    if lookup == "acl":
+        acl4, acl6 = _ACL(acl_v4), _ACL(acl_v6)
+    elif lookup in ("lpm", "fib"):
         lpm4 = _LPM(DEFAULT_LPM_V4 if routes_v4 is None else routes_v4, portmask,
                     allow_depth0=(lookup == "fib"), family=4)
         lpm6 = _LPM(DEFAULT_LPM_V6 if routes_v6 is None else routes_v6, portmask,
@@ -466,7 +648,7 @@ def l3fwd_oracle(inputs: dict[int, list[bytes]], *, portmask: int, lookup: str =
         v6 = DEFAULT_EM_V6 if em_v6 is None else em_v6
         em4 = _EM([] if ipv6 else v4, portmask)
         em6 = _EM(v6 if ipv6 else [], portmask)
-    ctx = _Ctx(portmask, lpm4, lpm6, em4, em6, dmac, smac)
+    ctx = _Ctx(portmask, lpm4, lpm6, em4, em6, acl4, acl6, dmac, smac)
 
     out = {p: [] for p in enabled}
     drops = Counter()
@@ -474,6 +656,9 @@ def l3fwd_oracle(inputs: dict[int, list[bytes]], *, portmask: int, lookup: str =
     # Polling (SEM §1, DN §2): one lcore, enabled ports with input in ascending order,
     # up to rx_burst packets per poll, until all inputs are drained.  Per output port
     # the frames leave in processing order (DN §1).
+    # A record longer than the mbuf is read and dropped inside eth_pcap_rx's loop
+    # (`continue`): it uses up one of the poll's rx_burst slots, so that poll returns
+    # fewer packets (LCQ "Jumbo frames").
     rx_ports = sorted(p for p in inputs if p in out)
     pos = {p: 0 for p in rx_ports}
     while any(pos[p] < len(inputs[p]) for p in rx_ports):
@@ -481,6 +666,9 @@ def l3fwd_oracle(inputs: dict[int, list[bytes]], *, portmask: int, lookup: str =
             burst = inputs[p][pos[p]:pos[p] + rx_burst]
             pos[p] += len(burst)
             for frame in burst:
+                if len(frame) > MBUF_DATA_ROOM:
+                    drops["oversize"] += 1
+                    continue
                 f = bytearray(frame)
                 if len(f) < MIN_ETH:
                     drops["truncated"] += 1

@@ -1,0 +1,31 @@
+"""The RX queue as dpdk-l3fwd and dpdk-testpmd get it over net_pcap: mbufs of
+``RTE_MBUF_DEFAULT_DATAROOM`` (2048) data bytes and no RX scatter (lcores_and_queues.md,
+"Jumbo frames").
+
+* ``eth_rx_queue_setup`` refuses a port whose largest frame (MTU + 14, net_pcap's
+  overhead) one mbuf cannot hold: :func:`rx_queue_setup`.
+* ``eth_pcap_rx`` drops a record longer than the data room without handing it over;
+  it still took one of the ``rx_burst`` slots of that call: :func:`oversize`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import SimError
+
+MBUF_DATA_ROOM = 2048
+
+
+def rx_queue_setup(max_rx_pkt_len: int) -> None:
+    """net_pcap's check of the frame size a port is configured for."""
+    if max_rx_pkt_len > MBUF_DATA_ROOM:
+        raise SimError(f"--max-pkt-len {max_rx_pkt_len}: RX queue setup fails, as in dpdk-l3fwd: its mbufs hold "
+                       f"{MBUF_DATA_ROOM} bytes and it never enables RX scatter, so net_pcap refuses larger frames "
+                       f"(\"Rx scatter is disabled and RxQ mbuf pool object size is too small (buf_size="
+                       f"{MBUF_DATA_ROOM}, max_rx_pkt_len={max_rx_pkt_len})\"); frames over {MBUF_DATA_ROOM} bytes "
+                       "are dropped on receive whatever the option says")
+
+
+def oversize(caplen: np.ndarray) -> np.ndarray:
+    """The records ``eth_pcap_rx`` drops: longer than one mbuf."""
+    return caplen > MBUF_DATA_ROOM

@@ -1,0 +1,201 @@
+"""Multi-field classification with rte_acl's observable semantics (``lib/acl``).
+
+A rule has one condition per field, of one of rte_acl's three field types:
+
+* ``MASK``: a prefix — the first ``mask_range`` bits of ``value`` (``/0`` matches all);
+* ``RANGE``: ``value <= key <= mask_range``;
+* ``BITMASK``: ``key & mask_range == value & mask_range``.
+
+:meth:`AclTable.classify` returns, per key, the index of the first rule (in the order
+given: rule 0 has the highest priority) whose every field matches, or -1. That is all
+rte_acl's one-category classification observably does; how it finds the rule (a byte
+trie) is its business.
+
+Here: a bit-vector scheme. Each field's value space is cut into elementary intervals at
+every rule boundary; per interval a bitset says which rules match there. A key's rules
+are the AND of its fields' bitsets; the first set bit is the answer. Rules go in chunks
+of 4096 (64 words of 64 bits) in priority order, and each interval also keeps a
+64-bit summary of which words are non-zero, so a lookup ANDs one summary word per field,
+then only the words the summary points at, and stops at the first chunk that matches.
+Memory per chunk and field is (intervals) × 520 bytes, intervals ≤ 2 × 4096 + 1.
+
+The walk is compiled (``acl_jit.py``) once it pays for numba's import
+(:mod:`l3fwd_sim.compiled`); the numpy walk below is its twin and the definition.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import compiled
+
+MASK, RANGE, BITMASK = "mask", "range", "bitmask"
+CHUNK = 4096                         # rules per chunk: 64 words of 64 bits
+WORDS = CHUNK // 64
+TWIN_EXCESS_SECONDS = 300e-9         # the numpy walk's extra cost per key over the compiled one (measured)
+
+
+@dataclass(frozen=True)
+class AclField:
+    """An ``rte_acl_field_def``: its type and width in bits (BITMASK fields ≤ 16 bits)."""
+    kind: str
+    bits: int
+
+
+def _intervals(field: AclField, value: np.ndarray, mask_range: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each rule's condition on ``field`` as an inclusive interval ``[lo, hi]``."""
+    if field.kind == RANGE:
+        return value, mask_range
+    host = field.bits - mask_range                      # MASK: bits after the prefix are free
+    span = (np.int64(1) << host) - 1
+    lo = (value >> host) << host
+    return lo, lo + span
+
+
+DIRECT_BITS = 16                     # fields this narrow find their interval by table, not by search
+
+
+@dataclass
+class _FieldChunk:
+    """One field over one chunk of rules: elementary interval starts, and per interval
+    the matching rules (``words``) and which words are non-zero (``summary``)."""
+    starts: np.ndarray       # (m,) int64, starts[0] == 0
+    words: np.ndarray        # (m, WORDS) uint64
+    summary: np.ndarray      # (m,) uint64
+    direct: np.ndarray | None = None   # fields of <= DIRECT_BITS bits: interval of every key value
+
+    def locate(self, keys: np.ndarray) -> np.ndarray:
+        if self.direct is not None:
+            return self.direct[keys]
+        return np.searchsorted(self.starts, keys, side="right") - 1
+
+
+def _field_chunk(field: AclField, value: np.ndarray, mask_range: np.ndarray) -> _FieldChunk | None:
+    """The field's tables for a chunk of rules, or None when every rule matches every key."""
+    n = len(value)
+    if field.kind == BITMASK:
+        starts = np.arange(1 << field.bits, dtype=np.int64)
+        match = (starts[:, None] & mask_range) == (value & mask_range)
+        if match.all():
+            return None
+    else:
+        lo, hi = _intervals(field, value, mask_range)
+        if (lo == 0).all() and (hi == (1 << field.bits) - 1).all():
+            return None
+        starts = np.unique(np.concatenate([[0], lo, hi + 1]))
+        starts = starts[starts < (1 << field.bits)]
+        cover = np.zeros((len(starts) + 1, n), np.int8)     # +1 at a rule's first interval, -1 after its last
+        rules = np.arange(n)
+        cover[np.searchsorted(starts, lo), rules] += 1
+        cover[np.searchsorted(starts, hi, side="right"), rules] -= 1
+        match = np.cumsum(cover[:-1], axis=0, dtype=np.int8).astype(bool)
+    padded = np.zeros((len(starts), CHUNK), bool)
+    padded[:, :n] = match
+    words = np.packbits(padded, axis=1, bitorder="little").view(np.uint64)
+    nonzero = np.packbits(words != 0, axis=1, bitorder="little").view(np.uint64)[:, 0]
+    direct = None
+    if field.bits <= DIRECT_BITS:
+        direct = (np.searchsorted(starts, np.arange(1 << field.bits), side="right") - 1).astype(np.int32)
+    return _FieldChunk(starts, np.ascontiguousarray(words), nonzero, direct)
+
+
+def _lowest_bit(words: np.ndarray) -> np.ndarray:
+    """Index of the lowest set bit of each non-zero uint64."""
+    low = words & (~words + np.uint64(1))
+    return np.log2(low.astype(np.float64)).astype(np.int64)        # a power of two: exact
+
+
+class AclTable:
+    """First-match classification over ``fields``; rule i's condition on field f is
+    ``(values[i, f], mask_ranges[i, f])`` as an ``rte_acl_field`` holds it."""
+
+    def __init__(self, fields: list[AclField], values: np.ndarray, mask_ranges: np.ndarray):
+        self.fields = list(fields)
+        values, mask_ranges = np.asarray(values, np.int64), np.asarray(mask_ranges, np.int64)
+        self.rules = len(values)
+        built, self._chunk_tables = [], [0]
+        for first in range(0, self.rules, CHUNK):
+            part = slice(first, first + CHUNK)
+            for f, field in enumerate(self.fields):
+                if (table := _field_chunk(field, values[part, f], mask_ranges[part, f])) is not None:
+                    built.append((f, table))
+            self._chunk_tables.append(len(built))
+        self._flatten(built)
+
+    def _flatten(self, built: list[tuple[int, _FieldChunk]]) -> None:
+        """All chunks' tables as a few flat arrays (what the compiled walk takes); each
+        table keeps views into them."""
+        sizes = [len(table.starts) for _, table in built]
+        self._table_field = np.array([f for f, _ in built], np.int64)
+        self._starts_at = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self._rows_at = self._starts_at[:-1].copy()
+        self._starts = np.concatenate([table.starts for _, table in built] or [np.zeros(0, np.int64)])
+        self._summary = np.concatenate([table.summary for _, table in built] or [np.zeros(0, np.uint64)])
+        self._words = np.concatenate([table.words for _, table in built] or [np.zeros((0, WORDS), np.uint64)])
+        directs = [table.direct for _, table in built if table.direct is not None]
+        self._direct = np.concatenate(directs or [np.zeros(0, np.int32)])
+        self._direct_at = np.full(len(built), -1, np.int64)
+        offset = 0
+        self._tables: list[tuple[int, _FieldChunk]] = []
+        for t, (f, table) in enumerate(built):
+            rows = slice(self._rows_at[t], self._rows_at[t] + sizes[t])
+            direct = None
+            if table.direct is not None:
+                self._direct_at[t] = offset
+                direct = self._direct[offset:offset + len(table.direct)]
+                offset += len(table.direct)
+            self._tables.append((f, _FieldChunk(self._starts[rows], self._words[rows], self._summary[rows], direct)))
+        self._chunk_tables = np.array(self._chunk_tables, np.int64)
+
+    def __len__(self) -> int:
+        return self.rules
+
+    def classify(self, keys: np.ndarray) -> np.ndarray:
+        """Index of the first matching rule per key row (``keys``: (n, fields)), -1 when
+        none matches."""
+        columns = np.ascontiguousarray(np.asarray(keys, np.int64).T)     # one field's keys contiguous
+        result = np.empty(len(columns[0]) if len(columns) else len(keys), np.int64)
+        if (k := compiled.module(__name__)) is not None:
+            k.classify(columns, self.rules, CHUNK, self._chunk_tables, self._table_field, self._starts,
+                       self._starts_at, self._direct, self._direct_at, self._words, self._summary, self._rows_at,
+                       result)
+            return result
+        compiled.rent(len(result) * TWIN_EXCESS_SECONDS)
+        result[:] = -1
+        pending = np.arange(len(result))
+        for chunk_number in range(len(self._chunk_tables) - 1):
+            if not len(pending):
+                break
+            tables = self._tables[self._chunk_tables[chunk_number]:self._chunk_tables[chunk_number + 1]]
+            base = chunk_number * CHUNK
+            everyone = len(pending) == len(result)
+            rows = [table.locate(columns[f] if everyone else columns[f, pending]) for f, table in tables]
+            summary = np.full(len(pending), _valid_words(self.rules - base))
+            for (_, table), at in zip(tables, rows):
+                summary &= table.summary[at]
+            todo = np.flatnonzero(summary)
+            while len(todo):
+                word = _lowest_bit(summary[todo])
+                bits = _valid_bits(self.rules - base, word)
+                for (_, table), at in zip(tables, rows):
+                    bits &= table.words[at[todo], word]
+                hit = bits != 0
+                result[pending[todo[hit]]] = base + word[hit] * 64 + _lowest_bit(bits[hit])
+                summary[todo[hit]] = 0
+                summary[todo[~hit]] &= ~(np.uint64(1) << word[~hit].astype(np.uint64))
+                todo = todo[summary[todo] != 0]
+            pending = pending[result[pending] < 0]
+        return result
+
+
+def _valid_words(rules: int) -> np.uint64:
+    """Summary bits of the words that hold rules of a chunk with ``rules`` rules."""
+    words = min(WORDS, (rules + 63) // 64)
+    return np.uint64((1 << words) - 1)
+
+
+def _valid_bits(rules: int, word: np.ndarray) -> np.ndarray:
+    """Bits of rules that exist, in each given word of a chunk with ``rules`` rules."""
+    left = np.clip(rules - word * 64, 0, 64)
+    return np.where(left >= 64, ~np.uint64(0), (np.uint64(1) << left.astype(np.uint64)) - np.uint64(1))
