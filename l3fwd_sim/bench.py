@@ -12,12 +12,18 @@ against scalar C; the counters, not the ratio, carry over to DPDK.
 """
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
+import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from . import compiled
 from .capture import kernels
 from .capture.atomic import AtomicFile
 from .dataplane.inputs import find_inputs
@@ -43,6 +49,8 @@ class BenchOptions:
     jobs: int = 1
     testpmd: bool = True                     # also io / macswap on IPV4-CONT-BURST: the seed's "gap"
     end_to_end: bool = True                  # also imix traffic and --jobs 2 (lpm, multi)
+    acl: tuple[int, ...] = (1_000, 10_000)   # --lookup acl with rule sets of these sizes (multi)
+    acl_build: int = 100_000                 # and the build of one this large (time, peak RSS)
     progress: object = None                  # called with a line of text as each measurement ends
 
 
@@ -51,6 +59,7 @@ def _warm_up(directory: Path, lookups: tuple[str, ...]) -> None:
     pattern does not pay for imports (numba's too), table allocation and first-touch
     page faults."""
     kernels.load()
+    compiled.load("l3fwd_sim.tables.acl")
     generate(GenerateOptions(outdir=directory / "in", pattern="IPV4-CONT-BURST", ports=PORTS, count=1024, seed=1))
     for lookup in lookups:
         for pipeline in ("simple", "multi"):
@@ -105,6 +114,8 @@ def bench(opt: BenchOptions) -> dict:
         result = {"count": opt.count, "ports": PORTS, "rows": rows}
         if opt.testpmd:
             result["testpmd"] = _testpmd_gap(base / "ipv4-cont-burst" / "in", opt)
+        if opt.acl or opt.acl_build:
+            result["acl"] = _acl(base / "acl", opt)
         if opt.end_to_end:
             result["end_to_end"] = _end_to_end(base, opt)
         if opt.outdir:
@@ -148,6 +159,81 @@ def _end_to_end(base: Path, opt: BenchOptions) -> list[dict]:
     return results
 
 
+def write_acl_rules(path: Path, family: int, count: int, seed: int, ports: int = PORTS) -> Path:
+    """A ClassBench-like ACL rule file of ``count`` lines for benchmarks: prefixes from a
+    few address pools at mixed lengths, exact and ranged ports, TCP/UDP/any, one line in
+    five a deny, routes to ports 0..ports-1."""
+    rng = np.random.default_rng([seed, family])
+    bits = 32 if family == 4 else 128
+    pools = ([0x0A000000, 0xAC100000, 0xC0A80000, 0xC6120000] if family == 4 else
+             [0x20010DB8 << 96, 0x20010200 << 96, 0xFD00 << 112, 0x20010DB8FFFF << 80])
+
+    def prefixes(lengths):
+        host = rng.integers(0, 1 << 16, count).astype(object) << (0 if family == 4 else bits - 48)
+        base = rng.choice(pools, count).astype(object) | host
+        return [(int(a) >> (bits - n) << (bits - n), n) for a, n in zip(base, lengths.tolist())]
+    src = prefixes(rng.choice([0, 8, 16, 24, 32] if family == 4 else [0, 32, 48, 64, 128], count))
+    dst = prefixes(rng.choice([16, 24, 28, 32] if family == 4 else [48, 56, 64, 128], count))
+    ranges = ["0 : 65535", "1024 : 65535", "0 : 1023", "53 : 53", "80 : 80", "443 : 443", "8000 : 8999"]
+    protos = ["6/0xff", "17/0xff", "0/0"]
+
+    def text(address, length):
+        if family == 4:
+            return f"{ipaddress.IPv4Address(address)}/{length}"
+        return ipaddress.IPv6Address(address).exploded + f"/{length}"
+    lines = []
+    for i in range(count):
+        fields = (f"{text(*src[i])} {text(*dst[i])} {rng.choice(ranges)} {rng.choice(ranges)} "
+                  f"{rng.choice(protos)}")
+        lines.append(f"@{fields}" if rng.random() < 0.2 else f"R{fields} {rng.integers(ports)}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+_ACL_BUILD_PROBE = """
+import json, resource, sys, time
+from l3fwd_sim.dataplane.ports import PortConfig
+from l3fwd_sim.l3fwd.routing import load_routes
+started = time.perf_counter()
+load_routes("acl", PortConfig(0xf), sys.argv[1], sys.argv[2])
+print(json.dumps({"seconds": time.perf_counter() - started,
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def _acl(base: Path, opt: BenchOptions) -> dict:
+    """``--lookup acl --pipeline multi`` on 64-byte traffic aimed at rule sets of
+    ``opt.acl`` lines per family (``generate random``: every rule line it can hit, and
+    misses); then parse + build of ``opt.acl_build`` lines per family, in a process of
+    its own for its peak RSS."""
+    runs = []
+    for rules in opt.acl:
+        v4, v6 = (write_acl_rules(base / f"{rules}" / f"acl{f}.cfg", f, rules, seed=1) for f in (4, 6))
+        traffic = base / f"{rules}" / "in"
+        generate(GenerateOptions(outdir=traffic, pattern="random", ports=PORTS, count=opt.count // PORTS,
+                                 size="64", seed=1, rule_ipv4=v4, rule_ipv6=v6))
+        stats = max((_timed(run, RunOptions(inputs=find_inputs([str(traffic)]), outdir=traffic.parent / "out",
+                                            portmask=(1 << PORTS) - 1, lookup="acl", pipeline="multi",
+                                            rule_ipv4=v4, rule_ipv6=v6)) for _ in range(2)),
+                    key=lambda s: s["mpps"])
+        setup = sum(stats["setup_ms"].values()) / 1e3
+        runs.append({"rules": rules, "mpps": stats["mpps"], "packets": stats["totals"]["rx"],
+                     "forwarding_mpps": stats["totals"]["rx"] / (stats["elapsed_seconds"] - setup) / 1e6,
+                     "classify_ns_per_packet": stats["stages_ns_per_packet"]["classify+lookup"],
+                     "build_ms": stats["setup_ms"]["tables"]})
+        if opt.progress:
+            opt.progress(f"acl {rules} rules: {runs[-1]['forwarding_mpps']:.2f} Mpps")
+    result = {"runs": runs}
+    if opt.acl_build:
+        files = [str(write_acl_rules(base / f"{opt.acl_build}" / f"acl{f}.cfg", f, opt.acl_build, seed=2))
+                 for f in (4, 6)]
+        probe = subprocess.run([sys.executable, "-c", _ACL_BUILD_PROBE, *files], capture_output=True, text=True,
+                               check=True)
+        result["build"] = {"rules": opt.acl_build, **json.loads(probe.stdout)}
+    return result
+
+
 def format_row(row: dict) -> str:
     s, m = row["simple"], row["multi"]
     run_length = f"{m['mean_run_length']:.1f}" if m["mean_run_length"] else "-"
@@ -167,6 +253,15 @@ def format_table(result: dict) -> str:
     lines = [HEADER, *(format_row(row) for row in result["rows"])]
     for entry in result.get("testpmd", []):
         lines.append(f"{entry['app']:<36} {entry['mpps']:7.2f} Mpps")
+    acl = result.get("acl", {})
+    for entry in acl.get("runs", []):
+        label = f"l3fwd acl multi, {entry['rules']:,} rules"
+        lines.append(f"{label:<36} {entry['forwarding_mpps']:7.2f} Mpps (+ {entry['build_ms']:.0f} ms to build "
+                     f"the tables: {entry['mpps']:.2f} Mpps end to end)")
+    if "build" in acl:
+        build = acl["build"]
+        label = f"acl build, {build['rules']:,} rules x 2 families"
+        lines.append(f"{label:<36} {build['seconds']:7.2f} s, peak RSS {build['peak_rss_mb']:.0f} MB")
     for entry in result.get("end_to_end", []):
         lines.append(f"{'l3fwd lpm multi, ' + entry['traffic']:<36} {entry['mpps']:7.2f} Mpps")
     return "\n".join(lines)

@@ -219,7 +219,7 @@ _PATTERN_ONLY = ("ports", "count", "size", "proto", "port_map", "rule_ipv4", "ru
 @click.option("--map", "port_map", metavar="MAP",
               help="Output port of each input port: 0:1,1:0,... or 1,0,3,2 [default: p -> p^1].")
 @click.option("--rule_ipv4", "--rule-ipv4", "rule_ipv4", type=click.Path(path_type=Path),
-              help="Choose IPv4 destinations that route as intended under this l3fwd rule file (LPM or EM).")
+              help="Choose IPv4 destinations that route as intended under this l3fwd rule file (LPM, EM or ACL).")
 @click.option("--rule_ipv6", "--rule-ipv6", "rule_ipv6", type=click.Path(path_type=Path),
               help="The same for IPv6.")
 @click.option("--progress", is_flag=True, help="Draw a progress bar on stderr (when it is a terminal).")
@@ -266,14 +266,20 @@ def generate_command(ctx, pattern, outdir, streams, ports, count, size, rate, se
 @click.option("--jobs", type=int, default=1, show_default=True, help="Processes per run.")
 @click.option("--no-testpmd", is_flag=True, help="Skip the testpmd io/macswap comparison.")
 @click.option("--no-end-to-end", is_flag=True, help="Skip the imix and --jobs 2 runs.")
+@click.option("--acl-rules", type=int, multiple=True, metavar="N",
+              help="ACL rule-set sizes to measure (repeatable; default 1000 and 10000; 0 skips ACL).")
+@click.option("--acl-build", type=int, default=100_000, show_default=True,
+              help="Rules per family of the ACL build measured for time and peak RSS (0 skips it).")
 @click.option("--json", "as_json", is_flag=True, help="Print bench.json on stdout.")
-def bench_command(count, lookups, outdir, jobs, no_testpmd, no_end_to_end, as_json):
+def bench_command(count, lookups, outdir, jobs, no_testpmd, no_end_to_end, acl_rules, acl_build, as_json):
     """Re-run the 2014 l3fwd experiment: five traffic patterns, both pipelines."""
     from .bench import HEADER, BenchOptions, bench, format_table, plot
     if not as_json:
         click.echo(HEADER)
     result = bench(BenchOptions(count=count, lookups=tuple(lookups) or ("lpm", "em"), outdir=outdir, jobs=jobs,
                                 testpmd=not no_testpmd, end_to_end=not no_end_to_end,
+                                acl=tuple(n for n in acl_rules if n) if acl_rules else (1_000, 10_000),
+                                acl_build=acl_build,
                                 progress=None if as_json else click.echo))
     if as_json:
         click.echo(json.dumps(result, indent=2))

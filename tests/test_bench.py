@@ -11,7 +11,8 @@ from l3fwd_sim.bench import SEED_GAIN_PERCENT, BenchOptions, bench, format_table
 
 @pytest.fixture(scope="module")
 def result(tmp_path_factory):
-    return bench(BenchOptions(count=4096, lookups=("lpm",), outdir=tmp_path_factory.mktemp("bench")))
+    return bench(BenchOptions(count=4096, lookups=("lpm",), outdir=tmp_path_factory.mktemp("bench"),
+                              acl=(300,), acl_build=2000))
 
 
 def test_every_pattern_measured_with_both_pipelines(result):
@@ -52,3 +53,13 @@ def test_end_to_end_runs_imix_and_two_jobs(result):
     assert cases == {("--size imix", 1), ("--size 64, --jobs 1", 1), ("--size 64, --jobs 2", 2)}
     assert all(e["packets"] == 4096 and e["mpps"] > 0 for e in result["end_to_end"])
     assert "--size imix" in format_table(result)
+
+
+def test_acl_runs_and_build(result):
+    """The ACL rule set's traffic is forwarded in full (denied and missed packets count as
+    received), and the build probe reports its time and peak RSS."""
+    (entry,) = result["acl"]["runs"]
+    assert entry["rules"] == 300 and entry["packets"] == 4096 and entry["mpps"] > 0
+    build = result["acl"]["build"]
+    assert build["rules"] == 2000 and 0 < build["seconds"] < 60 and build["peak_rss_mb"] > 10
+    assert "acl build, 2,000 rules" in format_table(result)

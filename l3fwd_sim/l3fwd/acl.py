@@ -71,15 +71,18 @@ class AclRoutes:
 
 
 def acl_keys(heads: np.ndarray, rows: np.ndarray, family: int) -> np.ndarray:
-    """The key of each of ``heads[rows]``, one column per field of ``FIELDS[family]``."""
+    """The keys of ``heads[rows]`` as :meth:`AclTable.classify` takes them: one row per
+    field of ``FIELDS[family]``."""
     proto_at, src_at, dst_at, ports_at = _KEY_AT[family]
     heads = heads[rows]
     words = 1 if family == 4 else 4
-    columns = [heads[:, proto_at]]
-    for start in (src_at, dst_at):
-        columns.extend(heads[:, start + 4 * i:start + 4 * i + 4].view(">u4")[:, 0] for i in range(words))
-    columns.extend(heads[:, at:at + 2].view(">u2")[:, 0] for at in (ports_at, ports_at + 2))
-    return np.column_stack(columns).astype(np.int64)
+    columns = np.empty((len(FIELDS[family]), len(heads)), np.int64)
+    columns[0] = heads[:, proto_at]
+    for i, at in enumerate([src_at + 4 * w for w in range(words)] + [dst_at + 4 * w for w in range(words)]):
+        columns[1 + i] = heads[:, at:at + 4].view(">u4")[:, 0]
+    for i, at in enumerate((ports_at, ports_at + 2)):
+        columns[1 + 2 * words + i] = heads[:, at:at + 2].view(">u2")[:, 0]
+    return columns
 
 
 def classify_burst(routes: AclRoutes, heads: np.ndarray, caplen: np.ndarray):

@@ -53,7 +53,7 @@ def _intervals(field: AclField, value: np.ndarray, mask_range: np.ndarray) -> tu
     return lo, lo + span
 
 
-DIRECT_BITS = 16                     # fields this narrow find their interval by table, not by search
+INDEX_BITS = 16                      # a field's interval is found through a table of 2^16 entries
 
 
 @dataclass
@@ -63,41 +63,45 @@ class _FieldChunk:
     starts: np.ndarray       # (m,) int64, starts[0] == 0
     words: np.ndarray        # (m, WORDS) uint64
     summary: np.ndarray      # (m,) uint64
-    direct: np.ndarray | None = None   # fields of <= DIRECT_BITS bits: interval of every key value
+    index: np.ndarray        # int32: the interval of every key value (shift -1), or of every
+    shift: int               # 2^16-th of the value space (key >> shift); the walk searches on from there
 
     def locate(self, keys: np.ndarray) -> np.ndarray:
-        if self.direct is not None:
-            return self.direct[keys]
+        if self.shift < 0:
+            return self.index[keys]
         return np.searchsorted(self.starts, keys, side="right") - 1
 
 
 def _field_chunk(field: AclField, value: np.ndarray, mask_range: np.ndarray) -> _FieldChunk | None:
     """The field's tables for a chunk of rules, or None when every rule matches every key."""
     n = len(value)
+    rules = np.arange(n)
     if field.kind == BITMASK:
         starts = np.arange(1 << field.bits, dtype=np.int64)
         match = (starts[:, None] & mask_range) == (value & mask_range)
         if match.all():
             return None
+        padded = np.zeros((len(starts), CHUNK), bool)
+        padded[:, :n] = match
+        words = np.packbits(padded, axis=1, bitorder="little").view(np.uint64)
     else:
         lo, hi = _intervals(field, value, mask_range)
         if (lo == 0).all() and (hi == (1 << field.bits) - 1).all():
             return None
         starts = np.unique(np.concatenate([[0], lo, hi + 1]))
         starts = starts[starts < (1 << field.bits)]
-        cover = np.zeros((len(starts) + 1, n), np.int8)     # +1 at a rule's first interval, -1 after its last
-        rules = np.arange(n)
-        cover[np.searchsorted(starts, lo), rules] += 1
-        cover[np.searchsorted(starts, hi, side="right"), rules] -= 1
-        match = np.cumsum(cover[:-1], axis=0, dtype=np.int8).astype(bool)
-    padded = np.zeros((len(starts), CHUNK), bool)
-    padded[:, :n] = match
-    words = np.packbits(padded, axis=1, bitorder="little").view(np.uint64)
+        # Each rule's bit is toggled on at its first interval and off after its last; a
+        # running XOR down the intervals then holds exactly the rules covering each one.
+        toggles = np.zeros((len(starts) + 1, WORDS), np.uint64)
+        bit = np.uint64(1) << (rules % 64).astype(np.uint64)
+        for at in (np.searchsorted(starts, lo), np.searchsorted(starts, hi, side="right")):
+            np.bitwise_xor.at(toggles, (at, rules // 64), bit)
+        words = np.bitwise_xor.accumulate(toggles[:-1], axis=0)
     nonzero = np.packbits(words != 0, axis=1, bitorder="little").view(np.uint64)[:, 0]
-    direct = None
-    if field.bits <= DIRECT_BITS:
-        direct = (np.searchsorted(starts, np.arange(1 << field.bits), side="right") - 1).astype(np.int32)
-    return _FieldChunk(starts, np.ascontiguousarray(words), nonzero, direct)
+    shift = field.bits - INDEX_BITS if field.bits > INDEX_BITS else -1
+    points = np.arange((1 << min(field.bits, INDEX_BITS)) + (shift >= 0), dtype=np.int64) << max(shift, 0)
+    index = (np.searchsorted(starts, points, side="right") - 1).astype(np.int32)
+    return _FieldChunk(starts, np.ascontiguousarray(words), nonzero, index, shift)
 
 
 def _lowest_bit(words: np.ndarray) -> np.ndarray:
@@ -133,32 +137,30 @@ class AclTable:
         self._starts = np.concatenate([table.starts for _, table in built] or [np.zeros(0, np.int64)])
         self._summary = np.concatenate([table.summary for _, table in built] or [np.zeros(0, np.uint64)])
         self._words = np.concatenate([table.words for _, table in built] or [np.zeros((0, WORDS), np.uint64)])
-        directs = [table.direct for _, table in built if table.direct is not None]
-        self._direct = np.concatenate(directs or [np.zeros(0, np.int32)])
-        self._direct_at = np.full(len(built), -1, np.int64)
-        offset = 0
+        index_sizes = [len(table.index) for _, table in built]
+        self._index = np.concatenate([table.index for _, table in built] or [np.zeros(0, np.int32)])
+        self._index_at = np.concatenate([[0], np.cumsum(index_sizes)]).astype(np.int64)
+        self._shift = np.array([table.shift for _, table in built], np.int64)
         self._tables: list[tuple[int, _FieldChunk]] = []
         for t, (f, table) in enumerate(built):
             rows = slice(self._rows_at[t], self._rows_at[t] + sizes[t])
-            direct = None
-            if table.direct is not None:
-                self._direct_at[t] = offset
-                direct = self._direct[offset:offset + len(table.direct)]
-                offset += len(table.direct)
-            self._tables.append((f, _FieldChunk(self._starts[rows], self._words[rows], self._summary[rows], direct)))
+            index = self._index[self._index_at[t]:self._index_at[t + 1]]
+            self._tables.append((f, _FieldChunk(self._starts[rows], self._words[rows], self._summary[rows], index,
+                                                table.shift)))
         self._chunk_tables = np.array(self._chunk_tables, np.int64)
 
     def __len__(self) -> int:
         return self.rules
 
-    def classify(self, keys: np.ndarray) -> np.ndarray:
-        """Index of the first matching rule per key row (``keys``: (n, fields)), -1 when
-        none matches."""
-        columns = np.ascontiguousarray(np.asarray(keys, np.int64).T)     # one field's keys contiguous
-        result = np.empty(len(columns[0]) if len(columns) else len(keys), np.int64)
+    def classify(self, columns: np.ndarray) -> np.ndarray:
+        """Index of the first matching rule per key, -1 when none matches. ``columns``
+        holds one row per field: ``columns[f, k]`` is field f of key k."""
+        columns = np.ascontiguousarray(columns, np.int64)
+        result = np.empty(columns.shape[1], np.int64)
         if (k := compiled.module(__name__)) is not None:
             k.classify(columns, self.rules, CHUNK, self._chunk_tables, self._table_field, self._starts,
-                       self._starts_at, self._direct, self._direct_at, self._words, self._summary, self._rows_at,
+                       self._starts_at, self._index, self._index_at, self._shift, self._words, self._summary,
+                       self._rows_at,
                        result)
             return result
         compiled.rent(len(result) * TWIN_EXCESS_SECONDS)

@@ -1,7 +1,7 @@
 """The compiled twin of :meth:`l3fwd_sim.tables.acl.AclTable.classify` (numba, cached on
 disk), imported through :mod:`l3fwd_sim.compiled`. It walks the same tables the numpy
-twin walks, one key at a time: per chunk, each field's interval (a table or a binary
-search), the AND of the fields' summary words, then only the words they point at.
+twin walks, one key at a time: per chunk, each field's interval (from its 2^16-entry
+index, then a binary search between two index points for wider fields), the AND of the fields' summary words, then only the words they point at.
 Nothing is bounds-checked; the twin's tests (tests/tables/test_acl_table.py) guard it."""
 import numpy as np
 from numba import njit
@@ -20,7 +20,7 @@ def _lowest_bit(x):
 
 
 @njit(cache=True, nogil=True)
-def classify(columns, rules, chunk_size, chunk_tables, table_field, starts, starts_at, direct, direct_at,
+def classify(columns, rules, chunk_size, chunk_tables, table_field, starts, starts_at, index, index_at, shift,
              words, summary, rows_at, out):
     n = columns.shape[1]
     chunks = len(chunk_tables) - 1
@@ -35,17 +35,19 @@ def classify(columns, rules, chunk_size, chunk_tables, table_field, starts, star
             summ = full if valid_words == 64 else (np.uint64(1) << np.uint64(valid_words)) - np.uint64(1)
             for t in range(t0, t1):
                 key = columns[table_field[t], k]
-                if direct_at[t] >= 0:
-                    i = direct[direct_at[t] + key]
-                else:                                   # last start <= key
-                    lo, hi = starts_at[t], starts_at[t + 1]
-                    while hi - lo > 1:
-                        mid = (lo + hi) >> 1
-                        if starts[mid] <= key:
+                if shift[t] < 0:                        # the index holds every key's interval
+                    i = index[index_at[t] + key]
+                else:                                   # the last start <= key, between two index points
+                    block = index_at[t] + (key >> shift[t])
+                    lo, hi = index[block], index[block + 1]
+                    first = starts_at[t]
+                    while lo < hi:
+                        mid = (lo + hi + 1) >> 1
+                        if starts[first + mid] <= key:
                             lo = mid
                         else:
-                            hi = mid
-                    i = lo - starts_at[t]
+                            hi = mid - 1
+                    i = lo
                 at[t - t0] = rows_at[t] + i
                 summ &= summary[rows_at[t] + i]
             while summ:
@@ -69,7 +71,7 @@ def _warm_up() -> None:
     # One call on tiny arrays of the types AclTable passes: machine code is loaded from
     # the cache (or compiled) now, not inside the first run.
     none64, none32, one = np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(1, np.int64)
-    classify(np.zeros((1, 0), np.int64), 0, 4096, one, none64, none64, one, none32, none64,
+    classify(np.zeros((1, 0), np.int64), 0, 4096, one, none64, none64, one, none32, one, none64,
              np.zeros((0, 64), np.uint64), np.zeros(0, np.uint64), none64, none64)
 
 

@@ -13,6 +13,8 @@ pattern (case-insensitive)             on each input port p
 ``random``                             per packet a seeded random choice: 7/8 spread
                                        evenly over the installed routes of both families to
                                        ports 0..ports-1, 1/8 to addresses no route covers
+                                       (ACL rule files: over every rule line the protocol
+                                       can hit, deny lines too; 1/8 to flows no line matches)
 ``malformed``                          the categories of ``MALFORMED``, one of each in turn
 =====================================  ==================================================
 
@@ -21,6 +23,12 @@ Destinations follow dpdk-l3fwd's default EM flows (198.18.N.1 -> 198.18.N.0 and
 to port N as well, so the traffic routes identically under lpm, em and fib. With
 ``--rule_ipv4``/``--rule_ipv6`` the destinations are chosen, and checked with the same
 tables ``run`` builds, to route to the intended port under those files.
+
+An ACL rule file (``--lookup acl``, acl.md) is recognised by its grammar. Each of its
+lines gets a flow inside its prefixes, port ranges and protocol mask that the classifier
+``run`` builds (fed the key ``run`` reads from these packets' headers) first-matches on
+that very line: an earlier overlapping line may shadow part or all of it, so the search
+walks the elementary intervals the earlier lines cut the rule's box into.
 """
 from __future__ import annotations
 
@@ -31,11 +39,15 @@ from pathlib import Path
 
 import numpy as np
 
+from ..capture.records import HEAD_BYTES
 from ..dataplane.ports import MAX_PORTS, PortConfig
 from ..errors import SimError
+from ..l3fwd.acl import DENY as ACL_DENY
+from ..l3fwd.acl import MISS as ACL_MISS
+from ..l3fwd.acl import acl_keys, acl_table
 from ..l3fwd.em import em_table, rule_key
 from ..l3fwd.routing import DEFAULT_ROUTES, installed
-from ..l3fwd.rules import EmRule, parse_em_rules, parse_lpm_rules
+from ..l3fwd.rules import AclRules, EmRule, parse_acl_rules, parse_em_rules, parse_lpm_rules
 from ..tables.lpm import Lpm4, Lpm6
 from .field_engine import FieldVar, parse_size
 from .streams import PortTraffic, Stream, Traffic
@@ -110,29 +122,41 @@ def parse_port_map(text: str | None, ports: int) -> dict[int, int]:
 
 
 def _rule_grammar(path: Path) -> str:
-    """``lpm`` (R<prefix>/<depth> <port>) or ``em`` (6 fields), from the first rule line."""
+    """``lpm`` (R<prefix>/<depth> <port>), ``em`` (R + 6 fields) or ``acl`` (acl.md: ``@``
+    deny lines, or R lines of ``<src>/<len> <dst>/<len> <lo> : <hi> <lo> : <hi> <proto>/<mask>
+    <port>``). A ``@`` line anywhere makes it ACL; otherwise the first R line decides: ACL
+    when it has a lone ``:`` token, nine or more fields, or two ``/`` prefixes before
+    anything else (so an ACL line with ``0:65535`` gets the ACL parser's message)."""
     try:
         lines = Path(path).read_text(errors="replace").splitlines()
     except OSError as err:
         raise SimError(f"{path}: cannot read rule file: {err.strerror}") from None
+    if any(line.startswith("@") for line in lines):
+        return "acl"
     for line in lines:
         if line.startswith("R"):
             fields = line[1:].split("#")[0].split()
+            if ":" in fields or len(fields) >= 9 or (len(fields) >= 2 and "/" in fields[0] and "/" in fields[1]):
+                return "acl"
             return "em" if len(fields) == 6 else "lpm"
     return "lpm"
 
 
 class _Table:
-    """One family's routes as run builds them (every port enabled): LPM and/or EM."""
+    """One family's routes as run builds them (every port enabled): LPM and/or EM, or
+    an ACL rule file."""
 
     def __init__(self, family: int, rule_file: Path | None):
         self.family = family
         self.source = str(rule_file) if rule_file else "the default tables"
         all_ports = PortConfig((1 << MAX_PORTS) - 1)
         kind = _rule_grammar(rule_file) if rule_file else None
-        self.lpm = self.em = None
+        self.lpm = self.em = self.acl = None
         self.lpm_rules: list = []
         self.em_rules: list[EmRule] = []
+        if kind == "acl":
+            self.acl = _AclRuleFile(family, Path(rule_file))
+            return
         if kind != "em":
             path = rule_file or DEFAULT_ROUTES / f"lpm_default_v{family}.cfg"
             # depth 0 is an rte_fib default route: it never picks a destination
@@ -148,6 +172,8 @@ class _Table:
         """The output ports the tables give the flow (None: a miss). The default tables
         hold both LPM routes and EM flows; EM flows are UDP, so a TCP flow is checked
         against the LPM routes only (and a warning says that em mode misses it)."""
+        if self.acl is not None:
+            return {self.acl.action(flow)}
         ports = set()
         if self.lpm is not None:
             ports.add(self.lpm.lookup(int(ipaddress.ip_address(flow.dst))))
@@ -160,6 +186,205 @@ class _Table:
 
 def _address(family: int, value: int) -> str:
     return str(ipaddress.IPv4Address(value) if family == 4 else ipaddress.IPv6Address(value))
+
+
+_ACL_SEARCH = 2000         # boxes looked at per rule that earlier lines overlap, at most
+
+
+@dataclass(frozen=True)
+class AclTarget:
+    """An ACL rule line and the flow aimed at it, or why there is none."""
+    index: int                 # rule number in file order (its priority rank)
+    where: str                 # file:line
+    port: int                  # output port, or -1 for a deny (@) line
+    flow: Flow | None
+    why: str = ""              # no flow: "proto" (the protocol cannot match), "shadowed" (earlier lines
+                               # take every packet), "not found" (none in _ACL_SEARCH boxes)
+
+    @property
+    def line(self) -> str:
+        return self.where.rpartition(":")[2]
+
+
+def _ints(words: np.ndarray) -> list[int]:
+    """Addresses given as 32-bit words, most significant first, as Python ints."""
+    out = []
+    for row in words.tolist():
+        value = 0
+        for word in row:
+            value = value << 32 | word
+        out.append(value)
+    return out
+
+
+def _header_bytes(family: int, proto: int, src, dst, sport, dport) -> np.ndarray:
+    """The first HEAD_BYTES of Ether/IPv4 (IHL 5) or Ether/IPv6 frames with an L4 header
+    carrying these addresses and ports (what ``generate`` writes), as ``run`` holds them."""
+    n = len(src)
+    heads = np.zeros((n, HEAD_BYTES), np.uint8)
+    width = 4 if family == 4 else 16
+    if family == 4:
+        heads[:, 12:15] = (0x08, 0x00, 0x45)
+        proto_at, src_at, dst_at, l4_at = 14 + 9, 14 + 12, 14 + 16, 14 + 20
+    else:
+        heads[:, 12:15] = (0x86, 0xDD, 0x60)
+        proto_at, src_at, dst_at, l4_at = 14 + 6, 14 + 8, 14 + 24, 14 + 40
+    heads[:, proto_at] = proto
+    for at, values in ((src_at, src), (dst_at, dst)):
+        raw = b"".join(int(v).to_bytes(width, "big") for v in values)
+        heads[:, at:at + width] = np.frombuffer(raw, np.uint8).reshape(n, width)
+    for at, values in ((l4_at, sport), (l4_at + 2, dport)):
+        values = np.asarray(values, np.int64)
+        heads[:, at], heads[:, at + 1] = values >> 8, values & 0xFF
+    return heads
+
+
+def _box_flow(lo: list[int], hi: list[int]) -> tuple:
+    """A flow in the box (source, destination, source port, destination port): addresses
+    at the start + 1 (the start itself for a single address), port 9 where the range
+    has it, else its low end."""
+    addresses = [a + 1 if b > a else a for a, b in zip(lo[:2], hi[:2])]
+    ports = [9 if a <= 9 <= b else a for a, b in zip(lo[2:], hi[2:])]
+    return (*addresses, *ports)
+
+
+class _AclRuleFile:
+    """One family's ACL rule file as ``run --lookup acl`` builds it, and the flows that
+    its lines first-match.
+
+    A rule is a box: an interval per field (source, destination, source port,
+    destination port) and a protocol mask. For each rule the protocol admits, a flow
+    with addresses at the prefix start + 1 (source and destination) and port 9 where the
+    range has it (else its low end) is tried first. If an earlier line takes it, the
+    boxes of the earlier lines the protocol admits are subtracted from the rule's box,
+    depth first, until a piece that none of them touches is left (its flow is taken) or
+    none is (the rule is shadowed), looking at ``_ACL_SEARCH`` pieces at most. Every flow
+    kept is checked: the classifier first-matches it on its rule."""
+
+    def __init__(self, family: int, path: Path):
+        self.family = family
+        self.path = path
+        self.rules: AclRules = parse_acl_rules(path, family)
+        self.table = acl_table(self.rules)
+        bits = 32 if family == 4 else 128
+        rules = self.rules
+        fields = []
+        for words, length in ((rules.src, rules.src_len), (rules.dst, rules.dst_len)):
+            host = [bits - n for n in length.tolist()]
+            lo = [(v >> h) << h for v, h in zip(_ints(words), host)]
+            fields.append((lo, [v | ((1 << h) - 1) for v, h in zip(lo, host)]))
+        fields += [(r[:, 0].tolist(), r[:, 1].tolist()) for r in (rules.sport, rules.dport)]
+        dtype = np.int64 if family == 4 else object        # 128-bit bounds stay Python ints
+        self.lo = np.array([lo for lo, _ in fields], dtype).T.reshape(len(rules), 4)
+        self.hi = np.array([hi for _, hi in fields], dtype).T.reshape(len(rules), 4)
+        self._targets: dict[str, list[AclTarget]] = {}
+
+    def classify(self, proto: int, flows: list[tuple]) -> np.ndarray:
+        """First matching rule (or -1) of each (src, dst, sport, dport) flow of ``proto``,
+        from the key ``run`` reads out of the packets' headers."""
+        if not flows:
+            return np.zeros(0, np.int64)
+        src, dst, sport, dport = zip(*flows)
+        heads = _header_bytes(self.family, proto, src, dst, sport, dport)
+        return self.table.classify(acl_keys(heads, np.arange(len(heads)), self.family))
+
+    def action(self, flow: Flow) -> int:
+        """``run``'s verdict on the flow: its output port, ``DENY`` or ``MISS``."""
+        key = (int(ipaddress.ip_address(flow.src)), int(ipaddress.ip_address(flow.dst)), flow.sport, flow.dport)
+        rule = int(self.classify(PROTOS[flow.proto], [key])[0])
+        if rule < 0:
+            return ACL_MISS
+        return int(self.rules.port[rule]) if self.rules.port[rule] >= 0 else ACL_DENY
+
+    def _flow(self, proto: str, cell: tuple) -> Flow:
+        src, dst, sport, dport = cell
+        return Flow(self.family, _address(self.family, int(src)), _address(self.family, int(dst)), proto,
+                    int(sport), int(dport))
+
+    def targets(self, proto: str) -> list[AclTarget]:
+        """Per rule line, in file order, the flow aimed at it (or why there is none)."""
+        if proto in self._targets:
+            return self._targets[proto]
+        number = PROTOS[proto]
+        rules = self.rules
+        admits = (number & rules.proto_mask) == (rules.proto & rules.proto_mask)
+        candidates = np.flatnonzero(admits).tolist()
+        first_try = [self._natural(i) for i in candidates]
+        hits = self.classify(number, first_try).tolist()
+        cells = {i: cell for i, cell, hit in zip(candidates, first_try, hits) if hit == i}
+        why = {i: "proto" for i in np.flatnonzero(~admits).tolist()}
+        for i in candidates:
+            if i not in cells:
+                cell, exhaustive = self._search(i, number, admits)
+                if cell is not None:
+                    cells[i] = cell
+                else:
+                    why[i] = "shadowed" if exhaustive else "not found"
+        kept = sorted(cells)
+        if (self.classify(number, [cells[i] for i in kept]) != kept).any():       # the flows as generated
+            raise AssertionError(f"{self.path}: a flow is not first-matched by the line it was chosen for")
+        self._targets[proto] = [
+            AclTarget(i, rules.where[i], int(rules.port[i]),
+                      self._flow(proto, cells[i]) if i in cells else None, why.get(i, ""))
+            for i in range(len(rules))]
+        return self._targets[proto]
+
+    def _natural(self, i: int) -> tuple:
+        """The first flow tried for rule i: prefix start + 1, port 9 (or the range's low end)."""
+        return _box_flow(self.lo[i].tolist(), self.hi[i].tolist())
+
+    def _search(self, i: int, proto: int, admits: np.ndarray) -> tuple[tuple | None, bool]:
+        """A flow in rule i's box that no earlier line admitting ``proto`` matches, and
+        whether the search was complete (None and complete: the rule is shadowed)."""
+        lo, hi = self.lo, self.hi
+        overlap = admits[:i].copy()
+        for f in range(4):
+            overlap &= ((lo[:i, f] <= hi[i, f]) & (hi[:i, f] >= lo[i, f])).astype(bool)
+        earlier = np.flatnonzero(overlap)
+        stack = [(lo[i].tolist(), hi[i].tolist(), earlier)]
+        for _ in range(_ACL_SEARCH):
+            if not stack:
+                return None, True
+            box_lo, box_hi, others = stack.pop()
+            touch = np.ones(len(others), bool)
+            cover = np.ones(len(others), bool)
+            for f in range(4):
+                e_lo, e_hi = lo[others, f], hi[others, f]
+                touch &= ((e_lo <= box_hi[f]) & (e_hi >= box_lo[f])).astype(bool)
+                cover &= ((e_lo <= box_lo[f]) & (e_hi >= box_hi[f])).astype(bool)
+            if cover.any():
+                continue                                   # an earlier line takes this whole piece
+            others = others[touch]
+            if not len(others):
+                return _box_flow(box_lo, box_hi), True
+            # the piece minus the first line touching it: up to two slabs per field
+            e_lo, e_hi = lo[others[0]].tolist(), hi[others[0]].tolist()
+            rest = others[1:]
+            cut_lo, cut_hi = list(box_lo), list(box_hi)
+            pieces = []
+            for f in range(4):
+                if cut_lo[f] < e_lo[f]:
+                    pieces.append((cut_lo[:f] + [cut_lo[f]] + cut_lo[f + 1:],
+                                   cut_hi[:f] + [e_lo[f] - 1] + cut_hi[f + 1:], rest))
+                    cut_lo[f] = e_lo[f]
+                if cut_hi[f] > e_hi[f]:
+                    pieces.append((cut_lo[:f] + [e_hi[f] + 1] + cut_lo[f + 1:],
+                                   cut_hi[:f] + [cut_hi[f]] + cut_hi[f + 1:], rest))
+                    cut_hi[f] = e_hi[f]
+            stack.extend(reversed(pieces))
+        return None, not stack
+
+    def miss(self, proto: str, sources: list[int], blocks: list[str]) -> tuple[int, int, int] | None:
+        """(source, first address, size) of a test block that, sent from that source with
+        ports 9 -> 9, matches no line; None when every block matches something."""
+        for block in blocks:
+            net = ipaddress.ip_network(block)
+            first = int(net.network_address)
+            for src in sources:
+                flows = [(src, first + k, 9, 9) for k in range(net.num_addresses)]
+                if (self.classify(PROTOS[proto], flows) < 0).all():
+                    return src, first, net.num_addresses
+        return None
 
 
 class Destinations:
@@ -178,7 +403,21 @@ class Destinations:
         """Built on first use: an LPM table costs a 64 MB tbl24."""
         if family not in self._tables:
             self._tables[family] = _Table(family, self._rule_files[family])
+            other = 10 - family
+            if self._rule_files[family] is None and self._rule_files[other] is not None \
+                    and _rule_grammar(self._rule_files[other]) == "acl":
+                self.warn(f"IPv{family} flows follow the default LPM/EM tables: no --rule_ipv{family} was given, "
+                           f"and --lookup acl needs an ACL rule file for both families")
         return self._tables[family]
+
+    def warn(self, note: str) -> None:
+        if note not in self.warnings:
+            self.warnings.append(note)
+
+    def _flows_from_acl(self, table: _Table, port_ok) -> list[tuple[int, Flow]]:
+        """Flows that R lines first-match, in file order."""
+        return [(t.port, t.flow) for t in table.acl.targets(self.proto)
+                if t.flow is not None and t.port >= 0 and port_ok(t.port)]
 
     def _flows_from_em(self, table: _Table, port_ok) -> list[tuple[int, Flow]]:
         wanted = PROTOS[self.proto]
@@ -212,11 +451,17 @@ class Destinations:
 
     def _candidates(self, family: int, port_ok) -> list[tuple[int, Flow]]:
         table = self.table(family)
-        found = self._flows_from_em(table, port_ok) if table.em is not None else self._flows_from_lpm(table, port_ok)
+        if table.acl is not None:
+            found = self._flows_from_acl(table, port_ok)
+        elif table.em is not None:
+            found = self._flows_from_em(table, port_ok)
+        else:
+            found = self._flows_from_lpm(table, port_ok)
         verified, seen = [], set()
         for port, flow in found:
-            if table.route_of(flow) == {port} and flow.dst not in seen:
-                seen.add(flow.dst)
+            key = flow if table.acl is not None else flow.dst      # ACL: one flow per rule line
+            if table.route_of(flow) == {port} and key not in seen:
+                seen.add(key)
                 verified.append((port, flow))
         return verified
 
@@ -226,6 +471,9 @@ class Destinations:
             flows = self._candidates(family, lambda p: p == port)
             if not flows:
                 source = self.table(family).source
+                if self.table(family).acl is not None:
+                    raise SimError(f"no IPv{family} {self.proto.upper()} flow routes to port {port} under {source}: "
+                                   f"no R line to port {port} is the first match of any {self.proto.upper()} packet")
                 hint = " (they cover ports 0..15)" if source == "the default tables" else ""
                 raise SimError(f"no IPv{family} {self.proto.upper()} destination routes to port {port} under "
                                f"{source}{hint}; give --rule_ipv{family}")
@@ -237,6 +485,69 @@ class Destinations:
         """One flow per route (or EM flow) to the ports 0..ports-1."""
         self._note_em_protocol(family)
         return [flow for _, flow in self._candidates(family, lambda p: p < ports)]
+
+    def targets(self, family: int, ports: int) -> list[tuple[str, Flow]]:
+        """The ``random`` pattern's aims, as (stream name, flow): one flow per route (or EM
+        flow) to the ports 0..ports-1; under an ACL rule file one per rule line, route and
+        deny lines alike, that the protocol can hit (the others are warned about)."""
+        table = self.table(family)
+        if table.acl is None:
+            return [(f"ipv{family}-{flow.dst}", flow) for flow in self.routes(family, ports)]
+        found = table.acl.targets(self.proto)           # each flow checked against run's classifier
+        proto = self.proto.upper()
+        for why, text in (("proto", f"their proto/mask admits no {proto} ({PROTOS[self.proto]})"),
+                          ("shadowed", f"earlier lines match every {proto} packet they match"),
+                          ("not found", f"the search for a {proto} packet they match first gave up")):
+            lines = [t.line for t in found if t.why == why]
+            if lines:
+                shown = ", ".join(lines[:12]) + (", ..." if len(lines) > 12 else "")
+                self.warn(f"random: {len(lines)} of the {len(found)} rules of {table.source} get no traffic: "
+                           f"{text} (line{'s' if len(lines) > 1 else ''} {shown})")
+        return [(f"ipv{family}-line{t.line}-" + (f"p{t.port}" if t.port >= 0 else "deny"), t.flow)
+                for t in found if t.flow is not None]
+
+    def miss(self, family: int, in_port: int) -> tuple[Flow, FieldVar] | None:
+        """A stream of destinations nothing routes (ACL: that no line matches), from a
+        source of input port ``in_port``, or None."""
+        src = f"198.18.{in_port}.1" if family == 4 else f"2001:200:0:{in_port:x}::1"
+        table = self.table(family)
+        if table.acl is not None:
+            # the source is part of the key: the port's usual source, else one from a test block
+            sources = [int(ipaddress.ip_address(src))] + [int(ipaddress.ip_network(b).network_address) + 1
+                                                          for b in _MISS_BLOCKS[family]]
+            found = table.acl.miss(self.proto, sources, _MISS_BLOCKS[family])
+            if found is None:
+                return None
+            source, first, span = found
+            src = _address(family, source)
+        else:
+            block = self.miss_block(family)
+            if block is None:
+                return None
+            first, span = block
+        return Flow(family, src, _address(family, first), self.proto), FieldVar("random", first, first + span - 1)
+
+    def note_acl_ports(self, ports: int) -> None:
+        """Warn when a built ACL table routes to ports beyond the generated inputs:
+        ``run``'s default portmask is the inputs, and dpdk-l3fwd refuses an ACL rule
+        file routing to a port it does not enable."""
+        for family, table in sorted(self._tables.items()):
+            if table.acl is None:
+                continue
+            routed = sorted(set(table.acl.rules.port[table.acl.rules.port >= 0].tolist()))
+            beyond = [p for p in routed if p >= ports]
+            if not beyond:
+                continue
+            if beyond[-1] >= MAX_PORTS:
+                self.warn(f"{table.source} routes to port {beyond[-1]}: dpdk-l3fwd has ports 0..{MAX_PORTS - 1} "
+                           "and refuses this rule file under any portmask")
+            else:
+                mask = (1 << ports) - 1
+                for p in beyond:
+                    mask |= 1 << p
+                self.warn(f"{table.source} routes to port{'s' if len(beyond) > 1 else ''} "
+                           f"{', '.join(map(str, beyond))}, beyond the {ports} generated ports: run it with "
+                           f"-p 0x{mask:x} (dpdk-l3fwd refuses ACL rules to ports it does not enable)")
 
     def _note_em_protocol(self, family: int) -> None:
         table = self.table(family)
@@ -324,30 +635,27 @@ def pattern_traffic(opt: PatternOptions, seed: int, rate: float) -> Traffic:
                        for q, c in zip(range(k), _split(opt.count, k, g))]
             order, group = "round-robin", g
         traffic.ports[p] = PortTraffic(streams, order, group, size=size)
+    dest.note_acl_ports(opt.ports)
     return traffic
 
 
 def _random_streams(dest: Destinations, p: int, opt: PatternOptions, size, rng) -> list[Stream]:
-    routed = [flow for family in (4, 6) for flow in dest.routes(family, opt.ports)]
+    routed = [target for family in (4, 6) for target in dest.targets(family, opt.ports)]
     misses = []
     for family in (4, 6):
-        block = dest.miss_block(family)
-        if block is None:
-            note = (f"random: every IPv{family} test block is routed under {dest.table(family).source}; "
-                    f"no IPv{family} misses")
-            if note not in dest.warnings:
-                dest.warnings.append(note)
+        miss = dest.miss(family, p)
+        if miss is None:
+            table = dest.table(family)
+            what = "matches a rule (route or deny line) of" if table.acl is not None else "is routed under"
+            dest.warn(f"random: every IPv{family} test block {what} {table.source}; no IPv{family} misses")
             continue
-        first, span = block
-        src = f"198.18.{p}.1" if family == 4 else f"2001:200:0:{p:x}::1"
-        flow = Flow(family, src, _address(family, first), opt.proto)
-        misses.append((flow, FieldVar("random", first, first + span - 1)))
+        misses.append(miss)
     if not routed and not misses:
         raise SimError("random: no route to ports 0..%d and no unrouted block" % (opt.ports - 1))
     weights = [(1 - MISS_SHARE) / len(routed) if misses else 1 / len(routed)] * len(routed) if routed else []
-    weights += [(MISS_SHARE if routed else 1.0) / len(misses)] * len(misses)
+    weights += [(MISS_SHARE if routed else 1.0) / len(misses)] * len(misses) if misses else []
     counts = rng.multinomial(opt.count, weights)
-    streams = [_stream(f"ipv{f.family}-{f.dst}", f.layers(p), int(c), size) for f, c in zip(routed, counts)]
+    streams = [_stream(name, f.layers(p), int(c), size) for (name, f), c in zip(routed, counts)]
     for (flow, var), count in zip(misses, counts[len(routed):]):
         stream = _stream(f"ipv{flow.family}-miss", flow.layers(p), int(count), size)
         stream.fields.append((f"ipv{flow.family}.dst", var))

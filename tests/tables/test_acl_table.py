@@ -64,7 +64,7 @@ def test_first_match_equals_brute_force(seed, rules):
     rng = np.random.default_rng(seed)
     values, masks = random_rules(rng, rules)
     keys = random_keys(rng, 200)
-    assert AclTable(FIELDS, values, masks).classify(keys).tolist() == brute_force(FIELDS, values, masks, keys)
+    assert AclTable(FIELDS, values, masks).classify(keys.T).tolist() == brute_force(FIELDS, values, masks, keys)
 
 
 @pytest.mark.parametrize("rules", [CHUNK - 1, CHUNK + 70, 2 * CHUNK + 1])
@@ -75,13 +75,13 @@ def test_chunks_keep_priority_order(rules):
     values, masks = random_rules(rng, rules)
     values[-1], masks[-1] = [0, 0, 0, 0, 0], [0, 0, 0, 0, 65535]      # a catch-all last rule
     keys = random_keys(rng, 150)
-    assert AclTable(FIELDS, values, masks).classify(keys).tolist() == brute_force(FIELDS, values, masks, keys)
+    assert AclTable(FIELDS, values, masks).classify(keys.T).tolist() == brute_force(FIELDS, values, masks, keys)
 
 
 def test_a_rule_set_without_restrictions_matches_rule_zero_and_no_padding():
     wildcard = np.array([[0, 0, 0, 0, 0]] * 70), np.array([[0, 0, 0, 65535, 65535]] * 70)
-    assert AclTable(FIELDS, *wildcard).classify(random_keys(np.random.default_rng(1), 5)).tolist() == [0] * 5
-    assert AclTable(FIELDS, np.zeros((0, 5)), np.zeros((0, 5))).classify(np.zeros((3, 5))).tolist() == [-1] * 3
+    assert AclTable(FIELDS, *wildcard).classify(random_keys(np.random.default_rng(1), 5).T).tolist() == [0] * 5
+    assert AclTable(FIELDS, np.zeros((0, 5)), np.zeros((0, 5))).classify(np.zeros((5, 3))).tolist() == [-1] * 3
 
 
 @pytest.mark.skipif(compiled.load("l3fwd_sim.tables.acl") is None, reason="numba not installed")
@@ -93,7 +93,7 @@ def test_compiled_walk_equals_numpy_twin(seed, rules):
     keys = random_keys(rng, 500)
     compiled.use_numpy(True)
     try:
-        twin = table.classify(keys)
+        twin = table.classify(keys.T)
     finally:
         compiled.use_numpy(False)
-    assert table.classify(keys).tolist() == twin.tolist()
+    assert table.classify(keys.T).tolist() == twin.tolist()

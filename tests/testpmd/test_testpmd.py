@@ -531,3 +531,14 @@ def test_cli_json_and_errors(tmp_path):
         result = run_cli("testpmd", indir, "-o", tmp_path / "bad", *args)
         assert result.exit_code == 2 and message in result.stderr, (args, result.stderr)
         assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("mode", ["io", "macswap"])
+def test_frames_over_2048_bytes_are_dropped_on_receive(tmp_path, mode):
+    """testpmd's default mbufs hold 2048 data bytes (DEFAULT_MBUF_DATA_SIZE) and it
+    enables RX scatter only with --enable-scatter: net_pcap drops longer frames, as for
+    dpdk-l3fwd."""
+    frames = [f + bytes(size - len(f)) for f, size in zip(_marked(0, 6), (60, 2047, 2048, 2049, 9000, 100))]
+    got, stats = simulate(tmp_path, {0: frames}, forward_mode=mode, port_topology="loop")
+    assert [len(f) for f in got[0]] == [60, 2047, 2048, 100]
+    assert stats["drops"]["oversize"] == 2 and stats["totals"]["rx"] == 6
