@@ -74,7 +74,7 @@ def acl_keys(heads: np.ndarray, rows: np.ndarray, family: int) -> np.ndarray:
     """The keys of ``heads[rows]`` as :meth:`AclTable.classify` takes them: one row per
     field of ``FIELDS[family]``."""
     proto_at, src_at, dst_at, ports_at = _KEY_AT[family]
-    heads = heads[rows]
+    heads = heads[rows, :ports_at + 4]        # one gather of the bytes the key spans (faster than strided reads)
     words = 1 if family == 4 else 4
     columns = np.empty((len(FIELDS[family]), len(heads)), np.int64)
     columns[0] = heads[:, proto_at]

@@ -33,7 +33,7 @@ from .. import compiled
 MASK, RANGE, BITMASK = "mask", "range", "bitmask"
 CHUNK = 4096                         # rules per chunk: 64 words of 64 bits
 WORDS = CHUNK // 64
-TWIN_EXCESS_SECONDS = 300e-9         # the numpy walk's extra cost per key over the compiled one (measured)
+TWIN_EXCESS_SECONDS = 300e-9         # the numpy walk's extra cost per key (measured 290..650 ns, 1k..10k rules)
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def _intervals(field: AclField, value: np.ndarray, mask_range: np.ndarray) -> tu
     return lo, lo + span
 
 
-INDEX_BITS = 16                      # a field's interval is found through a table of 2^16 entries
+MAX_INDEX_BITS = 16                  # a field's interval index has at most 2^16 entries
 
 
 @dataclass
@@ -61,10 +61,10 @@ class _FieldChunk:
     """One field over one chunk of rules: elementary interval starts, and per interval
     the matching rules (``words``) and which words are non-zero (``summary``)."""
     starts: np.ndarray       # (m,) int64, starts[0] == 0
-    words: np.ndarray        # (m, WORDS) uint64
+    words: np.ndarray        # (m, words of the chunk's rules: at most WORDS) uint64
     summary: np.ndarray      # (m,) uint64
-    index: np.ndarray        # int32: the interval of every key value (shift -1), or of every
-    shift: int               # 2^16-th of the value space (key >> shift); the walk searches on from there
+    index: np.ndarray        # int32: the interval of every key value (shift -1), or of the first
+    shift: int               # value of every slice key >> shift; the walk searches on from there
 
     def locate(self, keys: np.ndarray) -> np.ndarray:
         if self.shift < 0:
@@ -97,9 +97,15 @@ def _field_chunk(field: AclField, value: np.ndarray, mask_range: np.ndarray) -> 
         for at in (np.searchsorted(starts, lo), np.searchsorted(starts, hi, side="right")):
             np.bitwise_xor.at(toggles, (at, rules // 64), bit)
         words = np.bitwise_xor.accumulate(toggles[:-1], axis=0)
-    nonzero = np.packbits(words != 0, axis=1, bitorder="little").view(np.uint64)[:, 0]
-    shift = field.bits - INDEX_BITS if field.bits > INDEX_BITS else -1
-    points = np.arange((1 << min(field.bits, INDEX_BITS)) + (shift >= 0), dtype=np.int64) << max(shift, 0)
+    words = words[:, :(n + 63) // 64]                       # a short last chunk keeps only its words
+    nonzero = np.zeros((len(words), WORDS), bool)
+    nonzero[:, :words.shape[1]] = words != 0
+    nonzero = np.packbits(nonzero, axis=1, bitorder="little").view(np.uint64)[:, 0]
+    # About two index entries per interval: small enough to stay in cache, fine enough that
+    # the search between two entries is a step or two.
+    index_bits = min(field.bits, MAX_INDEX_BITS, max(4, int(len(starts)).bit_length() + 1))
+    shift = field.bits - index_bits if field.bits > index_bits else -1
+    points = np.arange((1 << index_bits) + (shift >= 0), dtype=np.int64) << max(shift, 0)
     index = (np.searchsorted(starts, points, side="right") - 1).astype(np.int32)
     return _FieldChunk(starts, np.ascontiguousarray(words), nonzero, index, shift)
 
@@ -121,9 +127,10 @@ class AclTable:
         built, self._chunk_tables = [], [0]
         for first in range(0, self.rules, CHUNK):
             part = slice(first, first + CHUNK)
-            for f, field in enumerate(self.fields):
-                if (table := _field_chunk(field, values[part, f], mask_ranges[part, f])) is not None:
-                    built.append((f, table))
+            tables = [(f, _field_chunk(field, values[part, f], mask_ranges[part, f]))
+                      for f, field in enumerate(self.fields)]
+            # the finest-cut fields first: they clear most summaries, so the walk stops sooner
+            built += sorted(((f, t) for f, t in tables if t is not None), key=lambda ft: -len(ft[1].starts))
             self._chunk_tables.append(len(built))
         self._flatten(built)
 
@@ -136,7 +143,9 @@ class AclTable:
         self._rows_at = self._starts_at[:-1].copy()
         self._starts = np.concatenate([table.starts for _, table in built] or [np.zeros(0, np.int64)])
         self._summary = np.concatenate([table.summary for _, table in built] or [np.zeros(0, np.uint64)])
-        self._words = np.concatenate([table.words for _, table in built] or [np.zeros((0, WORDS), np.uint64)])
+        # every table's rows of words, one after another (rows of a short last chunk are shorter)
+        self._words = np.concatenate([table.words.reshape(-1) for _, table in built] or [np.zeros(0, np.uint64)])
+        self._words_at = np.concatenate([[0], np.cumsum([table.words.size for _, table in built])]).astype(np.int64)
         index_sizes = [len(table.index) for _, table in built]
         self._index = np.concatenate([table.index for _, table in built] or [np.zeros(0, np.int32)])
         self._index_at = np.concatenate([[0], np.cumsum(index_sizes)]).astype(np.int64)
@@ -145,8 +154,8 @@ class AclTable:
         for t, (f, table) in enumerate(built):
             rows = slice(self._rows_at[t], self._rows_at[t] + sizes[t])
             index = self._index[self._index_at[t]:self._index_at[t + 1]]
-            self._tables.append((f, _FieldChunk(self._starts[rows], self._words[rows], self._summary[rows], index,
-                                                table.shift)))
+            words = self._words[self._words_at[t]:self._words_at[t + 1]].reshape(sizes[t], -1)
+            self._tables.append((f, _FieldChunk(self._starts[rows], words, self._summary[rows], index, table.shift)))
         self._chunk_tables = np.array(self._chunk_tables, np.int64)
 
     def __len__(self) -> int:
@@ -159,8 +168,8 @@ class AclTable:
         result = np.empty(columns.shape[1], np.int64)
         if (k := compiled.module(__name__)) is not None:
             k.classify(columns, self.rules, CHUNK, self._chunk_tables, self._table_field, self._starts,
-                       self._starts_at, self._index, self._index_at, self._shift, self._words, self._summary,
-                       self._rows_at,
+                       self._starts_at, self._index, self._index_at, self._shift, self._words, self._words_at,
+                       self._summary, self._rows_at,
                        result)
             return result
         compiled.rent(len(result) * TWIN_EXCESS_SECONDS)
