@@ -95,15 +95,21 @@ def _address(token: str, family: int, where: str) -> int:
         raise SimError(f"{where}: bad IPv{family} address {token!r}") from None
 
 
-def _rule_lines(path: Path, nfields: int, usage: str):
-    """Yield ``(where, fields)`` for every rule line of ``path``."""
+def _text_lines(path: Path):
+    """Yield ``(lineno, line)`` for every line of ``path`` (``\\n`` ends a line, a final
+    ``\\r`` is dropped); unreadable files are a :class:`SimError`."""
     try:
         text = Path(path).read_bytes().decode("utf-8", errors="replace")
     except OSError as err:
         raise SimError(f"{path}: cannot read rule file: {err.strerror}") from None
-    name = f"{path}:"
     for lineno, line in enumerate(text.split("\n"), 1):       # fgets: lines end at \n only
-        line = line.removesuffix("\r")                            # tolerate CRLF files
+        yield lineno, line.removesuffix("\r")                     # tolerate CRLF files
+
+
+def _rule_lines(path: Path, nfields: int, usage: str):
+    """Yield ``(where, fields)`` for every rule line of ``path``."""
+    name = f"{path}:"
+    for lineno, line in _text_lines(path):
         where = name + str(lineno)
         if line.startswith("#") or not line.strip():
             continue
@@ -253,17 +259,6 @@ _ODD_SPACE = re.compile(r"[^\S \t]")                  # whitespace strtok(" \t\n
 # eight strtoul(..., 16) groups: optional 0x (only when a hex digit follows), digits, maybe none
 _V6_GROUP = r"(?:0[xX](?=[0-9a-fA-F]))?([0-9a-fA-F]*)"
 _V6_ADDR = re.compile(":".join([_V6_GROUP] * 8))
-
-
-def _text_lines(path: Path):
-    """Yield ``(lineno, line)`` for every line of ``path`` (``\\n`` ends a line, a final
-    ``\\r`` is dropped); unreadable files are a :class:`SimError`."""
-    try:
-        text = Path(path).read_bytes().decode("utf-8", errors="replace")
-    except OSError as err:
-        raise SimError(f"{path}: cannot read rule file: {err.strerror}") from None
-    for lineno, line in enumerate(text.split("\n"), 1):
-        yield lineno, line.removesuffix("\r")
 
 
 def _acl_v4_net(token: str, side: str, where: str) -> tuple[tuple[int], int]:

@@ -140,12 +140,13 @@ FORWARD = {"lpm": lpm_simple_forward, "em": em_simple_forward, "fib": fib_forwar
 def forward(batch, setup, timer) -> tuple[np.ndarray, np.ndarray]:
     width = HEAD_BYTES
     with timer("forward"):
-        forward_one = FORWARD.get(setup.lookup)
         if setup.lookup == "acl":            # rte_acl_classify runs over the burst, the rest per packet
             actions = iter(acl.classify_burst(setup.routes, batch.heads, batch.caplen)[2].tolist())
 
             def forward_one(frame, pkt_len, portid, setup):
                 return acl_forward(frame, pkt_len, portid, setup, next(actions))
+        else:
+            forward_one = FORWARD[setup.lookup]
         raw = bytearray(batch.heads.tobytes())    # one copy, edited in place through frame views
         frames = memoryview(raw)
         dest, reason = [], []

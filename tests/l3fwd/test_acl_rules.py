@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from spellings import c_number
 
 from forwarding import GOLDEN
 
@@ -202,16 +203,6 @@ def test_only_route_lines_and_one_route_line_are_enough(tmp_path):
 # ---------------------------------------------------------------------------------------
 # property tests: random valid files in random spellings parse back to what was written
 # ---------------------------------------------------------------------------------------
-def c_number(draw, value: int) -> str:
-    """``value`` written the way strtoul(..., 0) reads it."""
-    style = draw(st.sampled_from(["dec", "hex", "HEX", "oct"]))
-    if style == "dec":
-        return str(value)
-    if style == "hex":
-        return "0x" + "0" * draw(st.integers(0, 2)) + format(value, "x")
-    if style == "HEX":
-        return "0X" + format(value, "X")
-    return "0" + "0" * draw(st.integers(0, 2)) + format(value, "o")
 
 
 def v6_group(draw, value: int) -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from spellings import c_number
 
 from forwarding import REPO
 
@@ -274,16 +275,6 @@ def test_binary_garbage_is_a_sim_error(tmp_path, line):
 # ---------------------------------------------------------------------------------------
 # property tests: random valid files parse back to what was written
 # ---------------------------------------------------------------------------------------
-def c_number(draw, value: int) -> str:
-    """``value`` written the way strtoul(..., 0) reads it: decimal, 0x hex or 0-octal."""
-    style = draw(st.sampled_from(["dec", "hex", "HEX", "oct"]))
-    if style == "dec":
-        return str(value)
-    if style == "hex":
-        return "0x" + "0" * draw(st.integers(0, 2)) + format(value, "x")
-    if style == "HEX":
-        return "0X" + format(value, "X")
-    return "0" + "0" * draw(st.integers(0, 2)) + format(value, "o")
 
 
 def addr_text(draw, family: int, value: int) -> str:
