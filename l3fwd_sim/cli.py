@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
-from .dataplane.inputs import find_inputs
+from .dataplane.inputs import find_inputs, find_rx_queues
 from .dataplane.ports import parse_port_mac, parse_portmask
+from .dataplane.rss import parse_rss_key
 from .dataplane.stats import format_duration, format_rate, format_table
 from .errors import SimError
 from .l3fwd.run import LOOKUPS, PIPELINES, RunOptions, run
@@ -133,19 +134,31 @@ def _progress_printer(quiet: bool):
 @click.option("--max-pkt-len", type=int, help="l3fwd's --max-pkt-len (64..9600); above 2048 l3fwd cannot start "
               "over net_pcap. Frames over 2048 bytes are dropped on receive either way.")
 @click.option("--alg", help="l3fwd's --alg: rte_acl's classify method (no effect on results).")
+@click.option("--config", "config", metavar='"(PORT,QUEUE,LCORE),..."',
+              help="l3fwd's --config: which lcore polls which RX queue, in order (default: one lcore, "
+                   "queue 0 of every port with input). Inputs port<N>.q<Q>.pcap (or N.Q=FILE) feed RX queue Q.")
+@click.option("--rss-key", metavar="HEX", help="Toeplitz key for spreading a port's capture over its RX "
+              "queues (default the common 40-byte 6d5a56da...beac01fa).")
+@click.option("--reta-size", type=int, default=128, show_default=True, help="RSS redirection table entries.")
 @click.option("--jobs", type=int, default=1, show_default=True,
               help="Processes for one run (output identical to --jobs 1).")
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stats as JSON on stdout.")
 def run_command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipeline, rule_ipv4, rule_ipv6,
-                eth_dest, port_mac, rx_burst, tx_burst, max_pkt_len, alg, jobs, quiet, as_json):
+                eth_dest, port_mac, rx_burst, tx_burst, max_pkt_len, alg, config, rss_key, reta_size, jobs, quiet,
+                as_json):
     """Forward INPUT pcaps (a directory of port<N>.pcap, or N=FILE) as dpdk-l3fwd would."""
     chosen = {mode for mode, given in (("lpm", lpm_flag), ("em", em_flag), (lookup, lookup)) if given}
     if len(chosen) > 1:
         raise SimError("-L, -E and --lookup select one lookup method each; give only one (as in l3fwd)")
     lookup = chosen.pop() if chosen else "lpm"
+    rx_queues = find_rx_queues(list(inputs))
     options = RunOptions(
-        inputs=find_inputs(list(inputs)),
+        inputs={port: path for (port, queue), path in rx_queues.items() if queue is None},
+        queue_inputs={key: path for key, path in rx_queues.items() if key[1] is not None},
+        config=config,
+        **({"rss_key": parse_rss_key(rss_key)} if rss_key else {}),
+        reta_size=reta_size,
         outdir=outdir,
         portmask=parse_portmask(portmask) if portmask else None,
         lookup=lookup,

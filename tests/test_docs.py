@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from forwarding import REPO, SHARED
+from forwarding import REPO, SHARED, needs_golden
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 BIN = Path(sys.executable).parent
@@ -75,6 +75,7 @@ def sandbox(root: Path) -> Path:
     return work
 
 
+@needs_golden
 @pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(REPO).as_posix() for p in PAGES])
 def test_every_documented_command_runs(tmp_path, page):
     commands = sh_commands(page.read_text())

@@ -12,17 +12,18 @@ from pathlib import Path
 import numpy as np
 
 from . import kernels
+from .atomic import AtomicFile
 from .batch import PacketBatch
 from .pcap import PcapWriter, paused_gc
 from .records import HEAD_BYTES, RECORD_ROW
 
 
 class PortOutputs:
-    def __init__(self, outdir: Path, ports: list[int], nanosecond: bool):
+    def __init__(self, outdir: Path, ports: list[int], nanosecond: bool, name: str = "port{port}.pcap"):
         self.writers: dict[int, PcapWriter] = {}
         try:
             for port in ports:
-                self.writers[port] = PcapWriter(Path(outdir) / f"port{port}.pcap", nanosecond)
+                self.writers[port] = PcapWriter(Path(outdir) / name.format(port=port), nanosecond)
         except BaseException:
             self.abort()
             raise
@@ -124,3 +125,36 @@ def _parts(batch: PacketBatch, rows: np.ndarray, caplen: np.ndarray, in_place: n
             else:
                 parts.append(flat[start * width:start * width + 16 + cap])
     return parts
+
+
+def merge_by_time(paths: list[Path], target: Path) -> None:
+    """``target``: the records of ``paths`` — classic pcaps this package wrote, of one
+    time-stamp resolution — ordered by time stamp, ties in the order of ``paths`` and
+    then of the file (a port's TX queues as one capture, for tools that read one file
+    per port). Written atomically; the inputs are read whole."""
+    keys, chunks = [], []
+    header = b""
+    for queue, path in enumerate(paths):
+        data = np.fromfile(path, np.uint8)
+        header = header or data[:24].tobytes()
+        starts, pos = [], 24
+        view = memoryview(data)
+        while pos + 16 <= len(data):
+            starts.append(pos)
+            pos += 16 + int.from_bytes(view[pos + 8:pos + 12], "little")
+        starts = np.array(starts, np.int64)
+        fields = np.lib.stride_tricks.sliding_window_view(data, 8)[starts].view("<u4") if len(starts) else \
+            np.zeros((0, 2), np.uint32)
+        keys.append(np.column_stack([fields.astype(np.int64), np.full(len(starts), queue), np.arange(len(starts))]))
+        ends = np.append(starts[1:], pos) if len(starts) else starts
+        chunks.append([data[s:e] for s, e in zip(starts.tolist(), ends.tolist())])
+    key = np.concatenate(keys) if keys else np.zeros((0, 4), np.int64)
+    order = np.lexsort((key[:, 3], key[:, 2], key[:, 1], key[:, 0]))
+    out = AtomicFile(target)
+    try:
+        out.file.write(header)
+        out.file.writelines(chunks[q][i] for q, i in key[order, 2:].tolist())
+        out.commit()
+    except BaseException:
+        out.abort()
+        raise

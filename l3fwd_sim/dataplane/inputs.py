@@ -9,36 +9,55 @@ from pathlib import Path
 from ..errors import SimError
 from .ports import MAX_PORTS
 
-_PORT_FILE = re.compile(r"port(\d+)\.pcap")
+_PORT_FILE = re.compile(r"port(\d+)(?:\.q(\d+))?\.pcap")     # port<N>.pcap, or RX queue Q's port<N>.q<Q>.pcap
+_SPEC = re.compile(r"([0-9]+)(?:\.([0-9]+))?")                # N=FILE or N.Q=FILE
 
 
-def find_inputs(specs: list[str]) -> dict[int, Path]:
-    """Map RX port → pcap from ``INPUT`` arguments: a directory of ``port<N>.pcap``
-    files, or ``N=FILE``."""
-    inputs: dict[int, Path] = {}
+def find_rx_queues(specs: list[str]) -> dict[tuple[int, int | None], Path]:
+    """Map (port, RX queue) → capture from ``INPUT`` arguments: directories of
+    ``port<N>.pcap`` (queue None: the whole port's traffic) and ``port<N>.q<Q>.pcap``
+    (what RX queue Q receives, as one ``rx_pcap`` of net_pcap), or ``N=FILE`` /
+    ``N.Q=FILE``. A port has either one whole-port capture or per-queue ones."""
+    inputs: dict[tuple[int, int | None], Path] = {}
 
-    def add(port: int, path: Path, spec: str):
+    def add(port: int, queue: int | None, path: Path, spec: str):
         if port >= MAX_PORTS:
             raise SimError(f"{spec}: port {port} out of range 0..{MAX_PORTS - 1}")
-        if port in inputs:
-            raise SimError(f"{spec}: port {port} already has an input ({inputs[port]})")
-        inputs[port] = path
+        if (port, queue) in inputs:
+            raise SimError(f"{spec}: port {port}{'' if queue is None else f' queue {queue}'} already has an "
+                           f"input ({inputs[port, queue]})")
+        other = [q for p, q in inputs if p == port and (q is None) != (queue is None)]
+        if other:
+            raise SimError(f"{spec}: port {port} has both a whole-port capture and per-queue captures; "
+                           "give one or the other")
+        inputs[port, queue] = path
 
     for spec in specs:
         port, eq, file = spec.partition("=")
-        if eq and re.fullmatch(r"[0-9]+", port):
-            add(int(port), Path(file), spec)
+        if eq and (m := _SPEC.fullmatch(port)):
+            add(int(m.group(1)), None if m.group(2) is None else int(m.group(2)), Path(file), spec)
             continue
         path = Path(spec)
         if not path.is_dir():
             raise SimError(f"{spec}: not a directory of port<N>.pcap files nor N=FILE")
-        found = [(int(m.group(1)), p) for p in sorted(path.iterdir()) if (m := _PORT_FILE.fullmatch(p.name))]
+        found = [(int(m.group(1)), None if m.group(2) is None else int(m.group(2)), p)
+                 for p in sorted(path.iterdir()) if (m := _PORT_FILE.fullmatch(p.name))]
         if not found:
             raise SimError(f"{spec}: no port<N>.pcap files in this directory")
-        for port, p in found:
-            add(port, p, spec)
+        for port, queue, p in found:
+            add(port, queue, p, spec)
     if not inputs:
         raise SimError("no input given")
+    return inputs
+
+
+def find_inputs(specs: list[str]) -> dict[int, Path]:
+    """Map RX port → pcap from ``INPUT`` arguments: a directory of ``port<N>.pcap``
+    files, or ``N=FILE``. Per-queue captures (``port<N>.q<Q>.pcap``) are left out: a
+    run's output directory holds them beside the merged ``port<N>.pcap``."""
+    inputs = {port: path for (port, queue), path in find_rx_queues(specs).items() if queue is None}
+    if not inputs:
+        raise SimError(f"{' '.join(specs)}: per-queue captures only; this command takes port<N>.pcap files")
     return inputs
 
 

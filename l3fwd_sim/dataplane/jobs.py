@@ -137,7 +137,7 @@ def run_jobs(lcore: Lcore, jobs: int, outdir, stats: RunStats, tx_model: TxModel
     rounds = max(1, lcore.chunk_packets // (lcore.rx_burst * len(lcore.inputs)))
     lcore = replace(lcore, chunk_packets=rounds * lcore.rx_burst * len(lcore.inputs))   # a chunk: one super-burst
     ctx = multiprocessing.get_context("fork")     # workers inherit the tables and the open outputs
-    outputs = PortOutputs(outdir, lcore.tx_ports, lcore.nanosecond)
+    outputs = PortOutputs(outdir, lcore.tx_ports, lcore.nanosecond, lcore.output_name)
     workers = []
     try:
         outputs.flush()                           # the file headers, written once

@@ -23,10 +23,11 @@ from .stats import RunStats
 
 @dataclass
 class Lcore:
-    """What one lcore's loop needs: the input pcap of each RX port, the rx burst, how a
+    """What one lcore's loop needs: its RX queues in polling order, each as (port, capture),
+    the rx burst, how a
     super-burst is forwarded (``forward(batch, timer) -> (dest, reason)``) and how its
     transmission is accounted for (``account(tx, burst, dest, reason)``, see ``tx.py``; optional)."""
-    inputs: dict[int, Path]
+    inputs: list[tuple[int, Path]]
     rx_burst: int
     forward: Callable
     tx_ports: list[int]
@@ -34,14 +35,15 @@ class Lcore:
     account: Callable | None = None
     chunk_packets: int = 65536
     progress: Callable[[int, int], None] | None = None
+    output_name: str = "port{port}.pcap"     # per TX queue with several lcores: port{port}.q{queue}.pcap
 
 
-def prepare_outdir(inputs: dict[int, Path], outdir: Path, tx_ports: list[int]) -> bool:
+def prepare_outdir(inputs, outdir: Path, tx_ports: list[int]) -> bool:
     """Open every input once, so that a bad file fails the run before any output is
     written; create ``outdir``; refuse outputs that would overwrite an input. Returns
     whether outputs get nanosecond timestamps (any input has them)."""
     nanosecond = False
-    for path in inputs.values():
+    for path in inputs:
         reader = open_offline(path)
         nanosecond |= reader.nanosecond
         reader.close()
@@ -49,7 +51,7 @@ def prepare_outdir(inputs: dict[int, Path], outdir: Path, tx_ports: list[int]) -
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise SimError(f"{outdir}: cannot create output directory: {err.strerror}") from None
-    resolved = {p.resolve() for p in inputs.values()}
+    resolved = {Path(p).resolve() for p in inputs}
     for output in [outdir / f"port{port}.pcap" for port in tx_ports] + [outdir / "stats.json"]:
         if output.resolve() in resolved:
             raise SimError(f"{output}: output would overwrite an input; choose another -o")
@@ -59,7 +61,7 @@ def prepare_outdir(inputs: dict[int, Path], outdir: Path, tx_ports: list[int]) -
 def forward_all(lcore: Lcore, outdir: Path, stats: RunStats, tx=None) -> None:
     """Forward every polling round of the inputs into ``outdir/port<N>.pcap``
     (committed only if everything went well), counting into ``stats`` and ``tx``."""
-    outputs = PortOutputs(outdir, lcore.tx_ports, lcore.nanosecond)
+    outputs = PortOutputs(outdir, lcore.tx_ports, lcore.nanosecond, lcore.output_name)
     try:
         with open_readers(lcore.inputs) as readers:
             main_loop(lcore, poll(readers, lcore.rx_burst, lcore.chunk_packets), outputs, stats, tx)
@@ -71,21 +73,21 @@ def forward_all(lcore: Lcore, outdir: Path, stats: RunStats, tx=None) -> None:
 
 
 @contextmanager
-def open_readers(inputs: dict[int, Path]):
-    """A PcapReader per input port, closed on leaving."""
-    readers: dict[int, PcapReader] = {}
+def open_readers(inputs: list[tuple[int, Path]]):
+    """A reader per RX queue, as (port, reader) in polling order, closed on leaving."""
+    readers: list[tuple[int, PcapReader]] = []
     try:
-        for port, path in sorted(inputs.items()):
-            readers[port] = open_offline(path)
+        for port, path in inputs:
+            readers.append((port, open_offline(path)))
         yield readers
     finally:
-        for reader in readers.values():
+        for _, reader in readers:
             reader.close()
 
 
-def report_cut_short(readers: dict[int, PcapReader], stats: RunStats) -> None:
+def report_cut_short(readers: list[tuple[int, PcapReader]], stats: RunStats) -> None:
     """After reading to the end: a warning per input that ends inside a record."""
-    for port, reader in readers.items():
+    for port, reader in readers:
         if (warning := reader.cut_short()) is not None:
             stats.input_cut_short(port, warning)
 
@@ -93,7 +95,7 @@ def report_cut_short(readers: dict[int, PcapReader], stats: RunStats) -> None:
 def main_loop(lcore: Lcore, batches, outputs: PortOutputs, stats: RunStats, tx, turn=None) -> None:
     """Forward super-bursts, account for their TX, count and write them. With ``turn``
     (``--jobs``), ``turn.wait()`` comes before each write: the outputs are shared."""
-    total_bytes = sum(Path(p).stat().st_size for p in lcore.inputs.values())
+    total_bytes = sum(Path(p).stat().st_size for _, p in lcore.inputs)
     done_bytes = 0
 
     @contextmanager
@@ -108,6 +110,8 @@ def main_loop(lcore: Lcore, batches, outputs: PortOutputs, stats: RunStats, tx, 
     while True:
         with timer("read"):
             batch = next(batches, None)
+            if batch is not None:
+                stats.count_queues(batch.burst % len(lcore.inputs), len(lcore.inputs))
             if batch is not None and (dropped := rx.oversize(batch.caplen)).any():
                 stats.count(batch.in_port[dropped], np.full(int(dropped.sum()), stats.code("oversize"), np.uint8),
                             np.full(int(dropped.sum()), -1))

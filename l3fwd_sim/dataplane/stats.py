@@ -37,6 +37,8 @@ class RunStats:
         self.elapsed = 0.0
         self.tx_model = None
         self.options: dict = {}
+        self.lcores: dict[int, dict] = {}     # lcore id -> its RX queues, TX queue and totals (several lcores)
+        self.queue_rx: list[int] = []         # packets received per RX queue, in the lcore's polling order
 
     def count(self, in_port: np.ndarray, reason: np.ndarray, dest: np.ndarray) -> None:
         width = len(self.reasons) + 1
@@ -56,8 +58,16 @@ class RunStats:
     def code(self, reason: str) -> int:
         return self.reasons.index(reason) + 1
 
+    def count_queues(self, place: np.ndarray, queues: int) -> None:
+        """Count received packets per RX queue (``place``: each packet's queue's place
+        in the polling order)."""
+        counts = np.bincount(place, minlength=queues).tolist()
+        self.queue_rx = [a + b for a, b in zip(self.queue_rx or [0] * queues, counts)]
+
     def merge(self, other: "RunStats") -> None:
         """Add the counters of a run over another range of rounds (a ``--jobs`` worker)."""
+        self.queue_rx = [a + b for a, b in zip(self.queue_rx or [0] * len(other.queue_rx), other.queue_rx)] \
+            or self.queue_rx
         for port, n in other._rx.items():
             self._rx[port] += n
             self._drops[port] += other._drops[port]
@@ -76,6 +86,14 @@ class RunStats:
         (it was never received, so it is not in ``rx``)."""
         self.cut_short[port] = self.cut_short.get(port, 0) + 1
         self.warnings.append(warning)
+
+    def _lcores_view(self, total_rx: int) -> dict:
+        """Per lcore its share of the received packets; ``imbalance``: the busiest
+        lcore's rx over the mean (1.0: perfectly even)."""
+        view = {str(lcore): {**entry, "share": entry["rx"] / total_rx if total_rx else 0.0}
+                for lcore, entry in sorted(self.lcores.items())}
+        mean = total_rx / len(self.lcores)
+        return {"per_lcore": view, "imbalance": max(e["rx"] for e in self.lcores.values()) / mean if mean else 0.0}
 
     def add_stage_time(self, stage: str, seconds: float) -> None:
         """Time a per-packet stage took over the whole run."""
@@ -121,6 +139,7 @@ class RunStats:
             "elapsed_seconds": self.elapsed,
             "mpps": total_rx / self.elapsed / 1e6 if self.elapsed else 0.0,
             "records_cut_short": {str(port): n for port, n in sorted(self.cut_short.items())},
+            **({"lcores": self._lcores_view(total_rx)} if len(self.lcores) > 1 else {}),
             "warnings": self.warnings,
         }
 
@@ -134,6 +153,12 @@ def format_table(stats: dict) -> str:
         lines.append(f"{port:>4} {p['rx']:>10} {p['tx']:>10} {p['dropped']:>10} {p['out']:>10} {bursts:>10}  {reasons}")
     t = stats["totals"]
     lines.append(f"{'all':>4} {t['rx']:>10} {t['tx']:>10} {t['dropped']:>10} {t['tx']:>10}")
+    if "lcores" in stats:
+        for lcore, entry in stats["lcores"]["per_lcore"].items():
+            queues = " ".join(f"{p}.{q}" for p, q in entry["rx_queues"])
+            lines.append(f"lcore {lcore:>3}: rx {entry['rx']:>10} ({entry['share']:6.1%})  tx {entry['tx']:>10}  "
+                         f"TX queue {entry['tx_queue']}  RX queues {queues}")
+        lines.append(f"imbalance (busiest lcore's rx / mean): {stats['lcores']['imbalance']:.2f}")
     if stats["stages_ms"]:
         lines.extend(_stage_table(stats))
     setup = ", ".join(f"{SETUP_NAMES.get(k, k)} {format_duration(ms / 1e3)}" for k, ms in stats["setup_ms"].items())

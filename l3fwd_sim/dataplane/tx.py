@@ -87,6 +87,16 @@ class TxModel:
         self.direct[port] += direct
         self.buffered[port] += int(total[-1]) - direct
 
+    @classmethod
+    def total(cls, models: list["TxModel"]) -> "TxModel":
+        """The counters of several lcores' TX buffers added up per port."""
+        total = cls(list(models[0].tx_bursts), models[0].rx_burst, models[0].tx_burst)
+        for model in models:
+            for counter in ("tx_bursts", "direct", "buffered", "runs"):
+                for port, n in getattr(model, counter).items():
+                    getattr(total, counter)[port] += n
+        return total
+
     def drain(self) -> None:
         for port, n in self._len.items():
             if n:

@@ -7,7 +7,9 @@ This is the library entry point behind ``l3fwd-sim run``::
 """
 from __future__ import annotations
 
+import shutil
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -15,7 +17,10 @@ from typing import Callable
 from ..dataplane.inputs import PortInputs
 from ..dataplane.jobs import run_jobs
 from ..dataplane.lcore import Lcore, forward_all, prepare_outdir
+from ..capture.writers import merge_by_time
 from ..dataplane.ports import PortConfig, ports_of, run_portmask
+from ..dataplane.queues import Lcores, default_config, lcores_of, parse_config
+from ..dataplane.rss import DEFAULT_KEY, RETA_SIZES, split_by_rss
 from ..dataplane.rx import rx_queue_setup
 from ..dataplane.stats import RunStats, write_json_atomic
 from ..dataplane.tx import TxModel, account_multi, account_simple
@@ -49,6 +54,10 @@ class RunOptions(PortInputs):
     rule_ipv6: Path | None = None
     ipv6: bool = False                   # l3fwd's --ipv6: EM populates the IPv6 flows only
     max_pkt_len: int | None = None       # l3fwd's --max-pkt-len: at most 2048 over net_pcap (rx.py)
+    config: str | None = None            # l3fwd's --config "(port,queue,lcore),...": the lcores (queues.py)
+    queue_inputs: dict[tuple[int, int], Path] = field(default_factory=dict)   # (port, RX queue) -> capture
+    rss_key: bytes = DEFAULT_KEY         # a port with one capture and several RX queues: RSS (rss.py)
+    reta_size: int = 128
     alg: str | None = None               # l3fwd's --alg: rte_acl's classify method, same results
     eth_dest: dict[int, bytes] = field(default_factory=dict)
     port_mac: dict[int, bytes] = field(default_factory=dict)
@@ -70,6 +79,8 @@ def _validate(opt: RunOptions) -> tuple[int, dict[int, Path], list[str]]:
             raise SimError(f"--max-pkt-len {opt.max_pkt_len}: Invalid max packet length (dpdk-l3fwd takes "
                            f"{MIN_PKT_LEN}..{MAX_JUMBO_PKT_LEN})")
         rx_queue_setup(opt.max_pkt_len)
+    if opt.reta_size not in RETA_SIZES:
+        raise SimError(f"--reta-size {opt.reta_size}: choose one of {', '.join(map(str, RETA_SIZES))}")
     if opt.alg is not None and opt.alg not in ACL_ALGS:
         opt.alg = None                     # as l3fwd: an unknown name means the default method
     if not 1 <= opt.jobs <= 64:
@@ -79,12 +90,14 @@ def _validate(opt: RunOptions) -> tuple[int, dict[int, Path], list[str]]:
         if not 1 <= value <= 512:
             raise SimError(f"--{name.replace('_', '-')} {value}: must be in 1..512")
     # l3fwd's --config names enabled ports only: a capture of a disabled port is not received
-    inputs = {p: f for p, f in opt.inputs.items() if opt.portmask is None or opt.portmask >> p & 1}
+    enabled = {p for p in {*opt.inputs, *(p for p, _ in opt.queue_inputs)}
+               if opt.portmask is None or opt.portmask >> p & 1}
+    inputs = {p: f for p, f in opt.inputs.items() if p in enabled}
     notes = [f"{f}: port {p} is not in portmask 0x{opt.portmask:x}, so nothing is received from it"
-             for p, f in sorted(opt.inputs.items()) if p not in inputs]
-    if not inputs:
+             for p, f in sorted(opt.inputs.items()) if p not in enabled]
+    if not enabled:
         raise SimError(f"no input on a port of portmask 0x{opt.portmask:x}")
-    return run_portmask(opt.portmask, inputs), inputs, notes
+    return run_portmask(opt.portmask, dict.fromkeys(enabled)), inputs, notes
 
 
 def pipeline(name: str):
@@ -102,35 +115,97 @@ def _account(lookup: str, pipeline_name: str):
 
 def run(opt: RunOptions) -> dict:
     """Forward the inputs as dpdk-l3fwd would; write ``port<N>.pcap`` for every enabled
-    port and ``stats.json`` into ``opt.outdir``; return the stats as a dict."""
+    port and ``stats.json`` into ``opt.outdir`` (with several lcores also
+    ``port<N>.q<K>.pcap`` per TX queue); return the stats as a dict."""
     started = time.perf_counter()
     portmask, inputs, notes = _validate(opt)
+    queue_inputs = {(int(p), int(q)): Path(f) for (p, q), f in opt.queue_inputs.items() if portmask >> int(p) & 1}
+    config = parse_config(opt.config) if opt.config else default_config(sorted({*inputs, *(p for p, _ in queue_inputs)}))
+    lcores = lcores_of(config, portmask)
+    with _rx_sources(lcores, inputs, queue_inputs, notes, opt) as (sources, labels):
+        return _run_lcores(opt, started, portmask, lcores, sources, labels, notes)
+
+
+def _run_lcores(opt: RunOptions, started: float, portmask: int, lcores: Lcores, sources: dict, labels: dict,
+                notes: list) -> dict:
     ports = PortConfig(portmask, opt.eth_dest, opt.port_mac)
     tx_ports = ports_of(portmask)
-    stats = RunStats(sorted(inputs), tx_ports, DROP_REASONS)
+    stats = RunStats(sorted({port for port, _ in sources}), tx_ports, DROP_REASONS)
     stats.warnings.extend(notes)
     tables_started = time.perf_counter()
     routes = load_routes(opt.lookup, ports, opt.rule_ipv4, opt.rule_ipv6, opt.ipv6, stats.warnings)
     stats.add_setup_time("tables", time.perf_counter() - tables_started)
     setup = Forwarding(ports, opt.lookup, routes)
     forward = pipeline(opt.pipeline)
-    lcore = Lcore(inputs, opt.rx_burst, lambda batch, timer: forward(batch, setup, timer), tx_ports,
-                  prepare_outdir(inputs, opt.outdir, tx_ports), _account(opt.lookup, opt.pipeline),
-                  opt.chunk_packets, opt.progress)
-    tx_model = TxModel(tx_ports, opt.rx_burst, opt.tx_burst)
-    if opt.jobs > 1:
-        run_jobs(lcore, opt.jobs, opt.outdir, stats, tx_model)
-    else:
-        forward_all(lcore, opt.outdir, stats, tx_model)
-    tx_model.drain()
-    stats.tx_model = tx_model
+    nanosecond = prepare_outdir(sources.values(), opt.outdir, tx_ports)
+    several = len(lcores.ids) > 1
+    tx_models = []
+    for lcore_id in lcores.ids:
+        polled = [(q.port, sources[q.port, q.queue]) for q in lcores.rx[lcore_id] if (q.port, q.queue) in sources]
+        name = f"port{{port}}.q{lcores.tx_queue(lcore_id)}.pcap" if several else "port{port}.pcap"
+        lcore = Lcore(polled, opt.rx_burst, lambda batch, timer: forward(batch, setup, timer), tx_ports, nanosecond,
+                      _account(opt.lookup, opt.pipeline), opt.chunk_packets, opt.progress, name)
+        lcore_stats = RunStats(sorted({port for port, _ in polled}), tx_ports, DROP_REASONS)
+        tx_models.append(TxModel(tx_ports, opt.rx_burst, opt.tx_burst))
+        if opt.jobs > 1 and polled:
+            run_jobs(lcore, opt.jobs, opt.outdir, lcore_stats, tx_models[-1])
+        else:
+            forward_all(lcore, opt.outdir, lcore_stats, tx_models[-1])
+        tx_models[-1].drain()
+        stats.merge(lcore_stats)
+        received = dict(zip([f"{port}.{q.queue}" for q in lcores.rx[lcore_id] if (port := q.port, q.queue) in sources],
+                            lcore_stats.queue_rx))
+        stats.lcores[lcore_id] = {"rx_queues": [[q.port, q.queue] for q in lcores.rx[lcore_id]],
+                                  "tx_queue": lcores.tx_queue(lcore_id), "rx_per_queue": received,
+                                  **lcore_stats.to_dict()["totals"]}
+    if several:
+        for port in tx_ports:
+            merge_by_time([opt.outdir / f"port{port}.q{k}.pcap" for k in range(len(lcores.ids))],
+                          opt.outdir / f"port{port}.pcap")
+    stats.tx_model = TxModel.total(tx_models)
     stats.elapsed = time.perf_counter() - started
     stats.options = {"portmask": f"0x{portmask:x}", "lookup": opt.lookup, "ipv6": opt.ipv6,
-                     "max_pkt_len": opt.max_pkt_len, "alg": opt.alg,
+                     "max_pkt_len": opt.max_pkt_len, "alg": opt.alg, "config": opt.config,
                      "pipeline": opt.pipeline,
                      "rx_burst": opt.rx_burst, "tx_burst": opt.tx_burst,
                      "routes_installed": routes.installed,
-                     "inputs": {str(p): str(path) for p, path in sorted(inputs.items())}}
+                     "inputs": {f"{p}" if lcores.queues[p] == 1 else f"{p}.{q}": labels[p, q]
+                                for p, q in sorted(sources)}}
     result = stats.to_dict()
     write_json_atomic(opt.outdir / "stats.json", result)
     return result
+
+
+@contextmanager
+def _rx_sources(lcores: Lcores, inputs: dict[int, Path], queue_inputs: dict[tuple[int, int], Path],
+                notes: list[str], opt: RunOptions):
+    """The capture each configured RX queue reads: its own file; the port's whole capture
+    when the port has one queue; with several, the port's capture split over them by
+    RSS into temporary files (removed on leaving). A queue without a capture receives
+    nothing."""
+    sources: dict[tuple[int, int], Path] = {}
+    labels: dict[tuple[int, int], str] = {}          # what stats.json says each queue reads
+    temporary = []
+    try:
+        for port, path in sorted(inputs.items()):
+            queues = lcores.queues.get(port, 0)
+            if queues == 0:
+                notes.append(f"{path}: port {port} has no RX queue in --config, so nothing is received from it")
+            elif queues == 1:
+                sources[port, 0] = path
+            else:
+                directory, files = split_by_rss(path, queues, opt.lookup == "acl", opt.rss_key, opt.reta_size)
+                temporary.append(directory)
+                sources.update({(port, q): f for q, f in enumerate(files)})
+                labels.update({(port, q): f"{path} (RSS, queue {q} of {queues})" for q in range(queues)})
+        for (port, queue), path in queue_inputs.items():
+            if queue >= lcores.queues.get(port, 0):
+                notes.append(f"{path}: RX queue {queue} of port {port} is not in --config, so nothing is received "
+                             "from it")
+            else:
+                sources[port, queue] = path
+        labels.update({key: str(path) for key, path in sources.items() if key not in labels})
+        yield sources, labels
+    finally:
+        for directory in temporary:
+            shutil.rmtree(directory, ignore_errors=True)

@@ -125,7 +125,8 @@ def testpmd_run(opt: TestpmdOptions) -> dict:
             dest[reason != 0] = -1
         return dest, reason
 
-    lcore = Lcore(opt.inputs, opt.burst, forward, fwd_ports, prepare_outdir(opt.inputs, opt.outdir, fwd_ports),
+    lcore = Lcore(sorted(opt.inputs.items()), opt.burst, forward, fwd_ports,
+                  prepare_outdir(opt.inputs.values(), opt.outdir, fwd_ports),
                   chunk_packets=opt.chunk_packets, progress=opt.progress)
     forward_all(lcore, opt.outdir, stats)
     stats.elapsed = time.perf_counter() - started

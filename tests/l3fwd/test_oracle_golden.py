@@ -87,7 +87,9 @@ def parse_options(opts: str, scenario_dir: Path) -> dict:
     return kw
 
 
-@pytest.mark.parametrize("scenario,expected,options", golden_runs())
+# The oracle polls one lcore; several lcores (per-queue inputs and outputs) are not in it yet.
+@pytest.mark.parametrize("scenario,expected,options",
+                         golden_runs(pending={"lcores": "the oracle models one lcore polling its ports"}))
 def test_oracle_matches_golden(scenario: str, expected: str, options: str) -> None:
     sdir = GOLDEN / scenario
     kw = parse_options(options, sdir)

@@ -1,0 +1,92 @@
+"""--config as l3fwd parses and checks it; several lcores end to end: per-TX-queue files,
+the merged port file, per-lcore stats, --jobs, and RSS placement of a port's capture."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from forwarding import run_cli
+from frames import mixed_frames, read_pcap_frames, write_pcap
+from scapy.utils import RawPcapReader
+
+from l3fwd_sim import SimError
+from l3fwd_sim.dataplane.queues import RxQueue, lcores_of, parse_config
+
+CONFIG = "(0,0,0),(0,1,1),(1,0,2),(1,1,3),(2,0,0),(2,1,1),(3,0,2),(3,1,3)"
+
+
+def test_parse_config_reads_strtoul_fields_in_order():
+    assert parse_config(" (1,0,1),(0x0, 0,0) junk (2,00,0x1)") == [RxQueue(1, 0, 1), RxQueue(0, 0, 0), RxQueue(2, 0, 1)]
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("(0,0)", "Invalid config"), ("(0,0,0", "Invalid config"), ("(a,0,0)", "Invalid config"),
+    ("(33,0,0)", "Invalid config"), ("(0,0,129)", "Invalid config"), ("", "Invalid config"),
+    ("(0,1,0)", "queue ids of the port 0 must be in sequence and must start with 0"),
+    ("(0,0,0),(0,2,1)", "must be in sequence"),
+    ("(20,0,0)", "port 20 is not enabled in port mask"),
+    ("(0,128,0)", "invalid queue number: 128"),
+    ("".join(f"({p},0,0)," for p in range(17)), "too many queues (17) for lcore: 0"),
+])
+def test_config_errors_are_l3fwds(text, needle):
+    with pytest.raises(SimError, match=re.escape(needle)):
+        lcores_of(parse_config(text), 0x1FFFF)
+
+
+def test_tx_queues_follow_ascending_lcore_ids():
+    lcores = lcores_of(parse_config("(2,0,4),(0,0,2),(0,1,4),(1,0,1),(2,1,2),(3,0,4)"), 0xF)
+    assert lcores.ids == [1, 2, 4] and [lcores.tx_queue(lc) for lc in lcores.ids] == [0, 1, 2]
+    assert lcores.queues == {0: 2, 1: 1, 2: 2, 3: 1}
+    assert [(q.port, q.queue) for q in lcores.rx[4]] == [(2, 0), (0, 1), (3, 0)]
+
+
+@pytest.fixture(scope="module")
+def traffic(tmp_path_factory):
+    indir = tmp_path_factory.mktemp("in")
+    for port in range(4):
+        write_pcap(indir / f"port{port}.pcap", mixed_frames(40 + port, port, 300))
+    return indir
+
+
+def test_several_lcores_with_rss(tmp_path, traffic):
+    result = run_cli("run", traffic, "-o", tmp_path / "out", "--config", CONFIG, "--rx-burst", "7", "--json")
+    assert result.exit_code == 0, result.output
+    stats = json.loads(result.stdout)
+    per_lcore = stats["lcores"]["per_lcore"]
+    assert sum(e["rx"] for e in per_lcore.values()) == stats["totals"]["rx"] == 1200
+    for entry in per_lcore.values():
+        assert entry["rx"] == entry["tx"] + entry["dropped"] == sum(entry["rx_per_queue"].values())
+    assert stats["lcores"]["imbalance"] == max(e["rx"] for e in per_lcore.values()) / 300
+    # per TX queue files, and each port's merge of them by time stamp (ties: lower queue first)
+    for port in range(4):
+        queues = [list(RawPcapReader(str(tmp_path / "out" / f"port{port}.q{k}.pcap"))) for k in range(4)]
+        merged = list(RawPcapReader(str(tmp_path / "out" / f"port{port}.pcap")))
+        key = [((m.sec, m.usec), k, i) for k, q in enumerate(queues) for i, (_, m) in enumerate(q)]
+        want = [bytes(queues[k][i][0]) for _, k, i in sorted(key)]
+        assert [bytes(p) for p, _ in merged] == want
+    # --jobs gives the same bytes and counters
+    again = run_cli("run", traffic, "-o", tmp_path / "jobs", "--config", CONFIG, "--rx-burst", "7", "--jobs", "2",
+                    "--json")
+    assert json.loads(again.stdout)["lcores"] == stats["lcores"]
+    for name in sorted(p.name for p in (tmp_path / "out").glob("port*.pcap")):
+        assert read_pcap_frames(tmp_path / "jobs" / name) == read_pcap_frames(tmp_path / "out" / name), name
+
+
+def test_one_lcore_config_writes_todays_files(tmp_path, traffic):
+    default = run_cli("run", traffic, "-o", tmp_path / "a", "--quiet")
+    configured = run_cli("run", traffic, "-o", tmp_path / "b", "--config", "(0,0,0),(1,0,0),(2,0,0),(3,0,0)", "--quiet")
+    assert default.exit_code == configured.exit_code == 0
+    assert sorted(p.name for p in (tmp_path / "b").iterdir()) == sorted(p.name for p in (tmp_path / "a").iterdir())
+    for port in range(4):
+        assert read_pcap_frames(tmp_path / "a" / f"port{port}.pcap") == read_pcap_frames(tmp_path / "b" / f"port{port}.pcap")
+
+
+def test_queue_inputs_and_their_errors(tmp_path, traffic):
+    both = run_cli("run", f"0={traffic}/port0.pcap", f"0.1={traffic}/port1.pcap", "-o", tmp_path / "x")
+    assert both.exit_code == 2 and "both a whole-port capture and per-queue captures" in both.output
+    queues = run_cli("run", f"0.0={traffic}/port0.pcap", f"0.1={traffic}/port1.pcap", "-o", tmp_path / "q",
+                     "--config", "(0,0,0),(0,1,1)", "--json")
+    assert queues.exit_code == 0, queues.output
+    per_lcore = json.loads(queues.stdout)["lcores"]["per_lcore"]
+    assert per_lcore["0"]["rx_per_queue"] == {"0.0": 300} and per_lcore["1"]["rx_per_queue"] == {"0.1": 300}
