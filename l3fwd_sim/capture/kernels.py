@@ -97,3 +97,14 @@ def restore_records(buf: np.ndarray, offsets: np.ndarray, caplen: np.ndarray, ro
         same = which[widths == size]
         np.lib.stride_tricks.sliding_window_view(buf, size, writeable=True)[offsets[same]] = rows[same, 16:16 + size]
     return which
+
+
+def concat_ranges(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """``buf[starts[i]:starts[i] + lengths[i]]`` for every i, one after another."""
+    out = np.empty(int(lengths.sum()), np.uint8)
+    if (k := compiled.loaded(__name__)) is not None:
+        k.concat_ranges(buf, starts, lengths, out)
+        return out
+    if len(starts):
+        out[:] = np.concatenate([buf[s:s + n] for s, n in zip(starts.tolist(), lengths.tolist())])
+    return out

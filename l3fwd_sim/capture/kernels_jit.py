@@ -59,6 +59,15 @@ def restore_records(buf, offsets, caplen, rows, which, restored):
             restored[j] = True
 
 
+@jit
+def concat_ranges(buf, starts, lengths, out):
+    pos = 0
+    for i in range(len(starts)):
+        s, n = starts[i], lengths[i]
+        out[pos:pos + n] = buf[s:s + n]
+        pos += n
+
+
 def _warm_up() -> None:
     # One call each on tiny arrays of the types the readers and writers pass: machine
     # code is loaded from the cache (or compiled) now, not inside the first run.
@@ -67,6 +76,7 @@ def _warm_up() -> None:
     gather_windows(buf, none, none, np.zeros((0, 64), np.uint8))
     gather_windows(buf, none, none, np.zeros((0, 80), np.uint8)[:, 16:])      # into record rows
     restore_records(buf, none, none, np.zeros((0, 80), np.uint8), none, np.zeros(0, np.bool_))
+    concat_ranges(buf, none, none, np.zeros(0, np.uint8))
 
 
 _warm_up()

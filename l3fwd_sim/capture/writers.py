@@ -128,32 +128,30 @@ def _parts(batch: PacketBatch, rows: np.ndarray, caplen: np.ndarray, in_place: n
 
 
 def merge_by_time(paths: list[Path], target: Path) -> None:
-    """``target``: the records of ``paths`` — classic pcaps this package wrote, of one
-    time-stamp resolution — ordered by time stamp, ties in the order of ``paths`` and
-    then of the file (a port's TX queues as one capture, for tools that read one file
-    per port). Written atomically; the inputs are read whole."""
-    keys, chunks = [], []
-    header = b""
-    for queue, path in enumerate(paths):
-        data = np.fromfile(path, np.uint8)
-        header = header or data[:24].tobytes()
-        starts, pos = [], 24
-        view = memoryview(data)
-        while pos + 16 <= len(data):
-            starts.append(pos)
-            pos += 16 + int.from_bytes(view[pos + 8:pos + 12], "little")
-        starts = np.array(starts, np.int64)
-        fields = np.lib.stride_tricks.sliding_window_view(data, 8)[starts].view("<u4") if len(starts) else \
-            np.zeros((0, 2), np.uint32)
-        keys.append(np.column_stack([fields.astype(np.int64), np.full(len(starts), queue), np.arange(len(starts))]))
-        ends = np.append(starts[1:], pos) if len(starts) else starts
-        chunks.append([data[s:e] for s, e in zip(starts.tolist(), ends.tolist())])
+    """``target``: the records of ``paths`` — classic little-endian pcaps this package
+    wrote, of one time-stamp resolution — ordered by time stamp, ties in the order of
+    ``paths`` and then of the file (a port's TX queues as one capture, for tools that
+    read one file per port). Written atomically; the inputs are read whole."""
+    files = [np.fromfile(path, np.uint8) for path in paths]
+    data = np.concatenate(files)
+    keys, starts, lengths, base = [], [], [], 0
+    for queue, part in enumerate(files):
+        limit = max(0, (len(part) - 24) // 16)
+        frames, headers = np.empty(limit, np.int64), np.empty((limit, 16), np.uint8)
+        n, _, _ = kernels.scan_records(data, base + 24, base + len(part), limit, False, len(part), frames, headers)
+        fields = headers[:n].view("<u4")
+        keys.append(np.column_stack([fields[:, 0], fields[:, 1], np.full(n, queue), np.arange(n)]).astype(np.int64))
+        starts.append(frames[:n] - 16)
+        lengths.append(16 + fields[:, 2].astype(np.int64))
+        base += len(part)
     key = np.concatenate(keys) if keys else np.zeros((0, 4), np.int64)
     order = np.lexsort((key[:, 3], key[:, 2], key[:, 1], key[:, 0]))
+    starts = np.concatenate(starts)[order] if starts else np.zeros(0, np.int64)
+    lengths = np.concatenate(lengths)[order] if lengths else np.zeros(0, np.int64)
     out = AtomicFile(target)
     try:
-        out.file.write(header)
-        out.file.writelines(chunks[q][i] for q, i in key[order, 2:].tolist())
+        out.file.write(files[0][:24].tobytes() if files else b"")
+        out.file.write(kernels.concat_ranges(data, starts, lengths))
         out.commit()
     except BaseException:
         out.abort()

@@ -15,6 +15,7 @@ import itertools
 import multiprocessing
 from dataclasses import replace
 from multiprocessing.connection import wait
+from typing import Callable
 
 from ..capture.writers import PortOutputs
 from ..errors import SimError
@@ -173,3 +174,45 @@ def run_jobs(lcore: Lcore, jobs: int, outdir, stats: RunStats, tx_model: TxModel
     finally:
         for process, _ in workers:
             process.join()
+
+
+def in_processes(tasks: list[Callable[[], object]], jobs: int) -> list:
+    """Run independent ``tasks`` (several lcores' loops) in up to ``jobs`` forked
+    processes at a time; their results, in order. A task's failure ends the run with
+    its message, after the running tasks are stopped."""
+    ctx = multiprocessing.get_context("fork")
+    results: list = [None] * len(tasks)
+    pending = list(enumerate(tasks))
+    running: dict = {}
+
+    def start(index, task):
+        receive, send = ctx.Pipe(duplex=False)
+
+        def work():
+            try:
+                send.send(("ok", task()))
+            except SimError as err:
+                send.send(("error", str(err)))
+            except BaseException as err:        # reported by the parent, not as a traceback here
+                send.send(("error", f"worker failed: {err!r}"))
+        process = ctx.Process(target=work, daemon=True)
+        process.start()
+        send.close()
+        running[receive] = (index, process)
+
+    try:
+        while pending or running:
+            while pending and len(running) < jobs:
+                start(*pending.pop(0))
+            for conn in wait(list(running)):
+                index, process = running.pop(conn)
+                status, payload = conn.recv() if conn.poll() else ("error", "worker ended without a result")
+                process.join()
+                if status != "ok":
+                    raise SimError(payload)
+                results[index] = payload
+    finally:
+        for _, process in running.values():
+            process.kill()
+            process.join()
+    return results

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..capture.offline import open_offline
 from ..capture.pcap import PcapWriter
+from ..capture.records import HEAD_BYTES
 from ..errors import SimError
 
 DEFAULT_KEY = bytes.fromhex("6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b477cb2da38030f20c6a42b73bbeac01fa")
@@ -108,13 +109,14 @@ def split_by_rss(path: Path, queues: int, l4: bool, key: bytes, reta_size: int) 
             if not writers:
                 writers = [PcapWriter(f, batch.nanosecond) for f in files]
             queue = rss_queues(batch.heads, batch.caplen, queues, l4, key, reta_size)
+            caplen, wirelen, ts_ns = batch.caplen, batch.wirelen, batch.ts_ns
             frames = memoryview(batch.block)
             for q, writer in enumerate(writers):
                 rows = np.flatnonzero(queue == q)
-                parts = []
-                for row, offset, cap in zip(rows.tolist(), batch.offsets[rows].tolist(), batch.caplen[rows].tolist()):
-                    parts += [batch.rows[row, :16].tobytes(), frames[offset:offset + cap]]
-                writer.write_parts(parts, len(rows))
+                long = rows[caplen[rows] > HEAD_BYTES]
+                tails = [frames[o + HEAD_BYTES:o + c] for o, c in zip(batch.offsets[long].tolist(),
+                                                                      caplen[long].tolist())]
+                writer.write(batch.heads[rows], caplen[rows], wirelen[rows], ts_ns[rows], tails)
         if not writers:
             writers = [PcapWriter(f, reader.nanosecond) for f in files]
         for writer in writers:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..dataplane.inputs import PortInputs
-from ..dataplane.jobs import run_jobs
+from ..dataplane.jobs import in_processes, run_jobs
 from ..dataplane.lcore import Lcore, forward_all, prepare_outdir
 from ..capture.writers import merge_by_time
 from ..dataplane.ports import PortConfig, ports_of, run_portmask
@@ -139,19 +139,28 @@ def _run_lcores(opt: RunOptions, started: float, portmask: int, lcores: Lcores, 
     forward = pipeline(opt.pipeline)
     nanosecond = prepare_outdir(sources.values(), opt.outdir, tx_ports)
     several = len(lcores.ids) > 1
-    tx_models = []
-    for lcore_id in lcores.ids:
+
+    def lcore_loop(lcore_id: int, jobs: int) -> tuple[RunStats, TxModel]:
+        """One lcore's main loop over its queues, into its TX queue's files."""
         polled = [(q.port, sources[q.port, q.queue]) for q in lcores.rx[lcore_id] if (q.port, q.queue) in sources]
         name = f"port{{port}}.q{lcores.tx_queue(lcore_id)}.pcap" if several else "port{port}.pcap"
         lcore = Lcore(polled, opt.rx_burst, lambda batch, timer: forward(batch, setup, timer), tx_ports, nanosecond,
-                      _account(opt.lookup, opt.pipeline), opt.chunk_packets, opt.progress, name)
+                      _account(opt.lookup, opt.pipeline), opt.chunk_packets, None if several else opt.progress, name)
         lcore_stats = RunStats(sorted({port for port, _ in polled}), tx_ports, DROP_REASONS)
-        tx_models.append(TxModel(tx_ports, opt.rx_burst, opt.tx_burst))
-        if opt.jobs > 1 and polled:
-            run_jobs(lcore, opt.jobs, opt.outdir, lcore_stats, tx_models[-1])
+        tx_model = TxModel(tx_ports, opt.rx_burst, opt.tx_burst)
+        if jobs > 1 and polled:
+            run_jobs(lcore, jobs, opt.outdir, lcore_stats, tx_model)
         else:
-            forward_all(lcore, opt.outdir, lcore_stats, tx_models[-1])
-        tx_models[-1].drain()
+            forward_all(lcore, opt.outdir, lcore_stats, tx_model)
+        tx_model.drain()
+        return lcore_stats, tx_model
+
+    if several and opt.jobs > 1:                  # lcores are independent: one process each
+        per_lcore = in_processes([lambda lc=lc: lcore_loop(lc, 1) for lc in lcores.ids], opt.jobs)
+    else:
+        per_lcore = [lcore_loop(lc, opt.jobs) for lc in lcores.ids]
+    tx_models = [tx_model for _, tx_model in per_lcore]
+    for lcore_id, (lcore_stats, _) in zip(lcores.ids, per_lcore):
         stats.merge(lcore_stats)
         received = dict(zip([f"{port}.{q.queue}" for q in lcores.rx[lcore_id] if (port := q.port, q.queue) in sources],
                             lcore_stats.queue_rx))

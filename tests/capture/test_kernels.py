@@ -127,3 +127,14 @@ def test_cached_kernels_load_in_a_new_process():
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         assert done.stdout.split() == ["(1,", "20,", "False)", "16"]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 200), st.integers(0, 40)), max_size=60), st.integers(0, 2**32 - 1))
+def test_concat_ranges_equals_twin(ranges, seed):
+    buf = np.random.default_rng(seed).integers(0, 256, 260, dtype=np.uint8)
+    starts = np.array([s for s, _ in ranges], np.int64)
+    lengths = np.array([n for _, n in ranges], np.int64)
+    (compiled_out, _), (twin_out, _) = both(kernels.concat_ranges, buf, starts, lengths)
+    want = b"".join(bytes(buf[s:s + n]) for s, n in ranges)
+    assert compiled_out.tobytes() == twin_out.tobytes() == want
