@@ -108,3 +108,13 @@ def concat_ranges(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> n
     if len(starts):
         out[:] = np.concatenate([buf[s:s + n] for s, n in zip(starts.tolist(), lengths.tolist())])
     return out
+
+
+def pack_rows(rows: np.ndarray, widths: np.ndarray) -> np.ndarray:
+    """The first ``widths[i]`` bytes of each row ``i``, one after another (records of
+    several sizes, laid out as they go to the file)."""
+    if (k := compiled.loaded(__name__)) is not None:
+        out = np.empty(int(widths.sum()), np.uint8)
+        k.pack_rows(rows, widths, out)
+        return out
+    return rows[np.arange(rows.shape[1]) < widths[:, None]]

@@ -68,6 +68,15 @@ def concat_ranges(buf, starts, lengths, out):
         pos += n
 
 
+@jit
+def pack_rows(rows, widths, out):
+    pos = 0
+    for i in range(rows.shape[0]):
+        n = widths[i]
+        out[pos:pos + n] = rows[i, :n]
+        pos += n
+
+
 def _warm_up() -> None:
     # One call each on tiny arrays of the types the readers and writers pass: machine
     # code is loaded from the cache (or compiled) now, not inside the first run.
@@ -77,6 +86,7 @@ def _warm_up() -> None:
     gather_windows(buf, none, none, np.zeros((0, 80), np.uint8)[:, 16:])      # into record rows
     restore_records(buf, none, none, np.zeros((0, 80), np.uint8), none, np.zeros(0, np.bool_))
     concat_ranges(buf, none, none, np.zeros(0, np.uint8))
+    pack_rows(np.zeros((0, 80), np.uint8), none, np.zeros(0, np.uint8))
 
 
 _warm_up()

@@ -345,7 +345,7 @@ class PcapWriter:
         if (caplen == first).all():          # fixed-size frames: rows cut to one width
             data = rows if first == HEAD_BYTES else np.ascontiguousarray(rows[:, :16 + first])
         else:
-            data = rows[np.arange(RECORD_ROW) < 16 + caplen[:, None]]
+            data = kernels.pack_rows(rows, 16 + caplen)
         self._file.write(data)
         self.packets += len(rows)
 

@@ -138,3 +138,12 @@ def test_concat_ranges_equals_twin(ranges, seed):
     (compiled_out, _), (twin_out, _) = both(kernels.concat_ranges, buf, starts, lengths)
     want = b"".join(bytes(buf[s:s + n]) for s, n in ranges)
     assert compiled_out.tobytes() == twin_out.tobytes() == want
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(0, 80), max_size=60), st.integers(0, 2**32 - 1))
+def test_pack_rows_equals_twin(widths, seed):
+    rows = np.random.default_rng(seed).integers(0, 256, (len(widths), 80), dtype=np.uint8)
+    widths = np.array(widths, np.int64)
+    (compiled_out, _), (twin_out, _) = both(kernels.pack_rows, rows, widths)
+    assert compiled_out.tobytes() == twin_out.tobytes() == b"".join(bytes(r[:w]) for r, w in zip(rows, widths))
