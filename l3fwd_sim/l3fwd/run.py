@@ -96,7 +96,7 @@ def _validate(opt: RunOptions) -> tuple[int, dict[int, Path], list[str]]:
     notes = [f"{f}: port {p} is not in portmask 0x{opt.portmask:x}, so nothing is received from it"
              for p, f in sorted(opt.inputs.items()) if p not in enabled]
     if not enabled:
-        raise SimError(f"no input on a port of portmask 0x{opt.portmask:x}")
+        raise SimError("no input given" if opt.portmask is None else f"no input on a port of portmask 0x{opt.portmask:x}")
     return run_portmask(opt.portmask, dict.fromkeys(enabled)), inputs, notes
 
 
