@@ -90,3 +90,23 @@ def test_queue_inputs_and_their_errors(tmp_path, traffic):
     assert queues.exit_code == 0, queues.output
     per_lcore = json.loads(queues.stdout)["lcores"]["per_lcore"]
     assert per_lcore["0"]["rx_per_queue"] == {"0.0": 300} and per_lcore["1"]["rx_per_queue"] == {"0.1": 300}
+
+
+@pytest.mark.parametrize("pipeline", ["simple", "multi"])
+@pytest.mark.parametrize("config,rx_burst", [("(0,0,3),(1,0,1),(0,1,1),(2,0,3)", 5), ("(2,0,0),(0,0,2),(1,0,2)", 1)])
+def test_several_lcores_match_the_oracle(tmp_path, pipeline, config, rx_burst):
+    """Per-queue inputs, several lcores: every TX queue's file against the oracle's
+    per-lcore polling."""
+    from oracle import l3fwd_oracle
+    tuples = [tuple(int(x) for x in t.split(",")) for t in re.findall(r"\(([^)]*)\)", config)]
+    inputs = {(port, queue): mixed_frames(port * 10 + queue, port, 120) for port, queue, _ in tuples}
+    args = []
+    for (port, queue), frames in inputs.items():
+        write_pcap(tmp_path / f"in{port}.{queue}.pcap", frames)
+        args.append(f"{port}.{queue}={tmp_path}/in{port}.{queue}.pcap")
+    result = run_cli("run", *args, "-o", tmp_path / "out", "-p", "0x7", "--config", config, "--quiet",
+                     "--pipeline", pipeline, "--rx-burst", str(rx_burst))
+    assert result.exit_code == 0, result.output
+    want, _ = l3fwd_oracle(inputs, portmask=0x7, pipeline=pipeline, rx_burst=rx_burst, config=tuples)
+    for (port, queue), frames in want.items():
+        assert read_pcap_frames(tmp_path / "out" / f"port{port}.q{queue}.pcap") == frames, (port, queue)

@@ -8,6 +8,7 @@ refuse the options too, with the same message.
 
 from __future__ import annotations
 
+import re
 import shlex
 from pathlib import Path
 
@@ -27,13 +28,21 @@ def _read(path: Path) -> list[bytes]:
         return [bytes(pkt) for pkt, _meta in reader]
 
 
-_INPUT_CACHE: dict[str, dict[int, list[bytes]]] = {}
+_INPUT_CACHE: dict[str, dict] = {}
 
 
-def _inputs(scenario: str) -> dict[int, list[bytes]]:
+def _by_name(directory: Path) -> dict:
+    """``port<N>.pcap`` -> N, ``port<N>.q<Q>.pcap`` -> (N, Q); the frames of each."""
+    found = {}
+    for path in sorted(directory.glob("port*.pcap")):
+        port, _, queue = path.stem[4:].partition(".q")
+        found[(int(port), int(queue)) if queue else int(port)] = _read(path)
+    return found
+
+
+def _inputs(scenario: str) -> dict:
     if scenario not in _INPUT_CACHE:
-        d = GOLDEN / scenario / "in"
-        _INPUT_CACHE[scenario] = {int(p.stem[4:]): _read(p) for p in sorted(d.glob("port*.pcap"))}
+        _INPUT_CACHE[scenario] = _by_name(GOLDEN / scenario / "in")
     return _INPUT_CACHE[scenario]
 
 
@@ -55,6 +64,8 @@ def parse_options(opts: str, scenario_dir: Path) -> dict:
             kw["pipeline"] = val; i += 2
         elif t == "--ipv6":
             kw["ipv6"] = True; i += 1
+        elif t == "--config":
+            kw["config"] = [tuple(int(x) for x in m) for m in re.findall(r"\((\d+),(\d+),(\d+)\)", val)]; i += 2
         elif t == "--rule_ipv4":
             rule4 = val; i += 2
         elif t == "--rule_ipv6":
@@ -87,9 +98,7 @@ def parse_options(opts: str, scenario_dir: Path) -> dict:
     return kw
 
 
-# The oracle polls one lcore; several lcores (per-queue inputs and outputs) are not in it yet.
-@pytest.mark.parametrize("scenario,expected,options",
-                         golden_runs(pending={"lcores": "the oracle models one lcore polling its ports"}))
+@pytest.mark.parametrize("scenario,expected,options", golden_runs())
 def test_oracle_matches_golden(scenario: str, expected: str, options: str) -> None:
     sdir = GOLDEN / scenario
     kw = parse_options(options, sdir)
@@ -102,9 +111,12 @@ def test_oracle_matches_golden(scenario: str, expected: str, options: str) -> No
         assert refused in message, f"oracle: {refused!r}; dpdk-l3fwd: {message!r}"
         return
     assert refused is None, f"oracle refuses a run dpdk-l3fwd made: {refused}"
-    got, _drops = l3fwd_oracle(_inputs(scenario), **kw)
+    inputs = _inputs(scenario)
+    if "config" in kw:                           # several lcores: per RX queue in, per TX queue out
+        inputs = {(key, 0) if isinstance(key, int) else key: frames for key, frames in inputs.items()}
+    got, _drops = l3fwd_oracle(inputs, **kw)
 
-    want = {int(p.stem[4:]): _read(p) for p in sorted(exp_dir.glob("port*.pcap"))}
+    want = _by_name(exp_dir)
     assert sorted(got) == sorted(want), "set of output ports differs"
     for port in sorted(want):
         g, w = got[port], want[port]

@@ -18,15 +18,10 @@ CORPUS = SHARED / "corpus" / "tcpdump"
 # for tests that read the shared golden data (CI lays shared/ beside the clone)
 needs_golden = pytest.mark.skipif(not (GOLDEN / "runs.json").is_file(), reason=f"golden data not found at {GOLDEN}")
 
-def golden_runs(pending: dict[str, str] | None = None) -> list:
-    """``pytest.param(scenario, expected, options)`` for every run in golden/runs.json;
-    the runs of ``pending`` scenarios (name -> why) are strict xfails: they must fail
-    until what they need lands, which then removes them."""
+def golden_runs() -> list:
+    """``pytest.param(scenario, expected, options)`` for every run in golden/runs.json."""
     runs = json.loads((GOLDEN / "runs.json").read_text())
-    pending = pending or {}
-    return [pytest.param(scenario, expected, options, id=f"{scenario}/{expected}",
-                         marks=[pytest.mark.xfail(reason=pending[scenario], strict=True)]
-                         if scenario in pending else [])
+    return [pytest.param(scenario, expected, options, id=f"{scenario}/{expected}")
             for scenario in sorted(runs) for expected, options in sorted(runs[scenario].items())]
 
 

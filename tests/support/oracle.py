@@ -607,10 +607,13 @@ def l3fwd_oracle(inputs: dict[int, list[bytes]], *, portmask: int, lookup: str =
                  port_mac: dict[int, str] | None = None,
                  rx_burst: int = 32,
                  max_pkt_len: int | None = None,
-                 ) -> tuple[dict[int, list[bytes]], dict[str, int]]:
+                 config: list[tuple[int, int, int]] | None = None,
+                 ) -> tuple[dict, dict[str, int]]:
     """Forward ``inputs`` (input port -> frames) like dpdk-l3fwd.
 
-    Returns ({enabled port: transmitted frames in order}, {drop reason: count}).
+    Returns ({enabled port: transmitted frames in order}, {drop reason: count}). With
+    ``config`` ((port, queue, lcore) tuples as --config gives them), ``inputs`` maps
+    (port, RX queue) -> frames and the result maps (port, TX queue) -> frames.
     Inputs on ports outside ``portmask`` are not polled (l3fwd has no RX queue there).
     ``lookup="acl"`` needs both ``acl_v4`` and ``acl_v6`` (``parse_rule_file_acl``).
     Raises ValueError for options with which dpdk-l3fwd would not start
@@ -652,19 +655,33 @@ def l3fwd_oracle(inputs: dict[int, list[bytes]], *, portmask: int, lookup: str =
 
     out = {p: [] for p in enabled}
     drops = Counter()
+    # One lcore, enabled ports with input in ascending order (SEM §1, DN §2); with
+    # ``config``, each lcore polls its (port, queue) list in --config order and sends on
+    # its own TX queue, numbered by ascending lcore id (LCQ "--config", "TX queues").
+    if config is None:
+        _poll([(p, inputs[p]) for p in sorted(inputs) if p in out], handler, ctx, rx_burst, out, drops)
+        return out, dict(drops)
+    lcores = sorted({lcore for _, _, lcore in config})
+    per_queue = {}
+    for k, lcore in enumerate(lcores):
+        lcore_out = {p: [] for p in enabled}
+        polled = [(port, inputs.get((port, queue), [])) for port, queue, lc in config if lc == lcore]
+        _poll(polled, handler, ctx, rx_burst, lcore_out, drops)
+        per_queue.update({(p, k): frames for p, frames in lcore_out.items()})
+    return per_queue, dict(drops)
 
-    # Polling (SEM §1, DN §2): one lcore, enabled ports with input in ascending order,
-    # up to rx_burst packets per poll, until all inputs are drained.  Per output port
-    # the frames leave in processing order (DN §1).
-    # A record longer than the mbuf is read and dropped inside eth_pcap_rx's loop
-    # (`continue`): it uses up one of the poll's rx_burst slots, so that poll returns
-    # fewer packets (LCQ "Jumbo frames").
-    rx_ports = sorted(p for p in inputs if p in out)
-    pos = {p: 0 for p in rx_ports}
-    while any(pos[p] < len(inputs[p]) for p in rx_ports):
-        for p in rx_ports:
-            burst = inputs[p][pos[p]:pos[p] + rx_burst]
-            pos[p] += len(burst)
+
+def _poll(sources, handler, ctx, rx_burst, out, drops) -> None:
+    """One lcore's main loop over ``sources`` ((port, frames) in polling order): up to
+    rx_burst frames of each per round until all are drained. Per output port the
+    frames leave in processing order (DN §1). A record longer than the mbuf is read and
+    dropped inside eth_pcap_rx's loop (`continue`): it uses up one of the poll's
+    rx_burst slots, so that poll returns fewer packets (LCQ "Jumbo frames")."""
+    pos = [0] * len(sources)
+    while any(pos[i] < len(frames) for i, (_, frames) in enumerate(sources)):
+        for i, (p, frames) in enumerate(sources):
+            burst = frames[pos[i]:pos[i] + rx_burst]
+            pos[i] += len(burst)
             for frame in burst:
                 if len(frame) > MBUF_DATA_ROOM:
                     drops["oversize"] += 1
@@ -678,4 +695,3 @@ def l3fwd_oracle(inputs: dict[int, list[bytes]], *, portmask: int, lookup: str =
                     drops[reason] += 1
                 else:
                     out[dst].append(bytes(f))
-    return out, dict(drops)
