@@ -139,16 +139,18 @@ def _run_lcores(opt: RunOptions, started: float, portmask: int, lcores: Lcores, 
     forward = pipeline(opt.pipeline)
     nanosecond = prepare_outdir(sources.values(), opt.outdir, tx_ports)
     several = len(lcores.ids) > 1
+    # each lcore's queues that have a capture, in its polling order
+    polled = {lc: [q for q in lcores.rx[lc] if (q.port, q.queue) in sources] for lc in lcores.ids}
 
     def lcore_loop(lcore_id: int, jobs: int) -> tuple[RunStats, TxModel]:
         """One lcore's main loop over its queues, into its TX queue's files."""
-        polled = [(q.port, sources[q.port, q.queue]) for q in lcores.rx[lcore_id] if (q.port, q.queue) in sources]
+        queues = [(q.port, sources[q.port, q.queue]) for q in polled[lcore_id]]
         name = f"port{{port}}.q{lcores.tx_queue(lcore_id)}.pcap" if several else "port{port}.pcap"
-        lcore = Lcore(polled, opt.rx_burst, lambda batch, timer: forward(batch, setup, timer), tx_ports, nanosecond,
+        lcore = Lcore(queues, opt.rx_burst, lambda batch, timer: forward(batch, setup, timer), tx_ports, nanosecond,
                       _account(opt.lookup, opt.pipeline), opt.chunk_packets, None if several else opt.progress, name)
-        lcore_stats = RunStats(sorted({port for port, _ in polled}), tx_ports, DROP_REASONS)
+        lcore_stats = RunStats(sorted({port for port, _ in queues}), tx_ports, DROP_REASONS)
         tx_model = TxModel(tx_ports, opt.rx_burst, opt.tx_burst)
-        if jobs > 1 and polled:
+        if jobs > 1 and queues:
             run_jobs(lcore, jobs, opt.outdir, lcore_stats, tx_model)
         else:
             forward_all(lcore, opt.outdir, lcore_stats, tx_model)
@@ -162,8 +164,7 @@ def _run_lcores(opt: RunOptions, started: float, portmask: int, lcores: Lcores, 
     tx_models = [tx_model for _, tx_model in per_lcore]
     for lcore_id, (lcore_stats, _) in zip(lcores.ids, per_lcore):
         stats.merge(lcore_stats)
-        received = dict(zip([f"{port}.{q.queue}" for q in lcores.rx[lcore_id] if (port := q.port, q.queue) in sources],
-                            lcore_stats.queue_rx))
+        received = {f"{q.port}.{q.queue}": n for q, n in zip(polled[lcore_id], lcore_stats.queue_rx)}
         stats.lcores[lcore_id] = {"rx_queues": [[q.port, q.queue] for q in lcores.rx[lcore_id]],
                                   "tx_queue": lcores.tx_queue(lcore_id), "rx_per_queue": received,
                                   **lcore_stats.to_dict()["totals"]}
