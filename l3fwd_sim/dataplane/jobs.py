@@ -59,7 +59,7 @@ class _Turn:
 
 
 class _Results:
-    """What the workers send back once: ``("ok", stats, logs)`` or ``("error", message)``."""
+    """What the workers send back once: ``("ok", (stats, logs))`` or ``("error", message)``."""
 
     def __init__(self, connections):
         self.pending = list(connections)
@@ -118,18 +118,27 @@ def _ring_ends(ring, k: int, jobs: int):
     return receive, send
 
 
+def _send_outcome(conn, work: Callable[[], object]) -> None:
+    """Run ``work`` in a worker process and send the parent ``("ok", its result)`` or
+    ``("error", one-line message)``: a worker's failure is reported by the parent, not
+    as a traceback here."""
+    try:
+        conn.send(("ok", work()))
+    except SimError as err:
+        conn.send(("error", str(err)))
+    except BaseException as err:
+        conn.send(("error", f"worker failed: {err!r}"))
+    finally:
+        conn.close()
+
+
 def _worker(k, jobs, lcore, outputs, parent_stats, rounds, ring, result) -> None:
     receive, send = _ring_ends(ring, k, jobs)
-    try:
+
+    def work():
         stats = parent_stats.empty_like()
-        logs = _forward_share(k, jobs, lcore, outputs, stats, rounds, receive, send)
-        result.send(("ok", stats, logs))
-    except SimError as err:
-        result.send(("error", str(err)))
-    except BaseException as err:                     # reported by the parent, not as a traceback here
-        result.send(("error", f"worker failed: {err!r}"))
-    finally:
-        result.close()
+        return stats, _forward_share(k, jobs, lcore, outputs, stats, rounds, receive, send)
+    _send_outcome(result, work)
 
 
 def run_jobs(lcore: Lcore, jobs: int, outdir, stats: RunStats, tx_model: TxModel) -> None:
@@ -158,11 +167,12 @@ def run_jobs(lcore: Lcore, jobs: int, outdir, stats: RunStats, tx_model: TxModel
             lcore = replace(lcore, progress=lambda done, total: progress(min(done * jobs, total), total))
         results = _Results([conn for _, conn in workers])
         logs = _forward_share(0, jobs, lcore, outputs, stats, rounds, receive, send, results)
-        for status, *payload in results.collect_all():
+        for status, payload in results.collect_all():
             if status != "ok":
-                raise SimError(payload[0])
-            stats.merge(payload[0])
-            logs.update(payload[1])
+                raise SimError(payload)
+            worker_stats, worker_logs = payload
+            stats.merge(worker_stats)
+            logs.update(worker_logs)
         for chunk in sorted(logs):
             logs[chunk].replay(tx_model)
         outputs.commit()
@@ -188,14 +198,7 @@ def in_processes(tasks: list[Callable[[], object]], jobs: int) -> list:
     def start(index, task):
         receive, send = ctx.Pipe(duplex=False)
 
-        def work():
-            try:
-                send.send(("ok", task()))
-            except SimError as err:
-                send.send(("error", str(err)))
-            except BaseException as err:        # reported by the parent, not as a traceback here
-                send.send(("error", f"worker failed: {err!r}"))
-        process = ctx.Process(target=work, daemon=True)
+        process = ctx.Process(target=_send_outcome, args=(send, task), daemon=True)
         process.start()
         send.close()
         running[receive] = (index, process)

@@ -13,6 +13,7 @@ file); this predicts what a real NIC does with the port's traffic.
 """
 from __future__ import annotations
 
+import functools
 import shutil
 import tempfile
 from pathlib import Path
@@ -42,6 +43,7 @@ def parse_rss_key(text: str) -> bytes:
     return key
 
 
+@functools.lru_cache(maxsize=16)
 def toeplitz_tables(key: bytes, length: int) -> np.ndarray:
     """(length, 256) uint32: the hash contribution of byte value v at stream position j
     (the XOR of the key's 32-bit windows at the set bits of v)."""
@@ -54,6 +56,7 @@ def toeplitz_tables(key: bytes, length: int) -> np.ndarray:
     for j in range(length):
         for k in range(8):                        # bit 7 of a byte comes first in the stream
             tables[j, (values >> (7 - k)) & 1 == 1] ^= np.uint32(windows[8 * j + k])
+    tables.flags.writeable = False           # cached: shared by every call with this key and length
     return tables
 
 

@@ -61,13 +61,11 @@ class RunStats:
     def count_queues(self, place: np.ndarray, queues: int) -> None:
         """Count received packets per RX queue (``place``: each packet's queue's place
         in the polling order)."""
-        counts = np.bincount(place, minlength=queues).tolist()
-        self.queue_rx = [a + b for a, b in zip(self.queue_rx or [0] * queues, counts)]
+        self.queue_rx = _add_counts(self.queue_rx, np.bincount(place, minlength=queues).tolist())
 
     def merge(self, other: "RunStats") -> None:
         """Add the counters of a run over another range of rounds (a ``--jobs`` worker)."""
-        self.queue_rx = [a + b for a, b in zip(self.queue_rx or [0] * len(other.queue_rx), other.queue_rx)] \
-            or self.queue_rx
+        self.queue_rx = _add_counts(self.queue_rx, other.queue_rx)
         for port, n in other._rx.items():
             self._rx[port] += n
             self._drops[port] += other._drops[port]
@@ -166,6 +164,11 @@ def format_table(stats: dict) -> str:
                  f"{format_rate(t['rx'], stats['elapsed_seconds'])}" + (f" (one-time: {setup})" if setup else ""))
     lines.extend(f"warning: {w}" for w in stats["warnings"])
     return "\n".join(lines)
+
+
+def _add_counts(a: list[int], b: list[int]) -> list[int]:
+    """Element-wise sum of two count lists; an empty one counts as zeros."""
+    return [x + y for x, y in zip(a, b)] if a and b else list(a or b)
 
 
 SETUP_NAMES = {"tables": "route tables", "kernels": "compiled kernels' import"}

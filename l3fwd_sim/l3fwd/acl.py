@@ -27,7 +27,7 @@ from .rules import AclRules
 FIELDS = {4: [AclField(BITMASK, 8), AclField(MASK, 32), AclField(MASK, 32), AclField(RANGE, 16), AclField(RANGE, 16)],
           6: [AclField(BITMASK, 8), *[AclField(MASK, 32)] * 8, AclField(RANGE, 16), AclField(RANGE, 16)]}
 # Frame offsets of the key (L3 at 14): protocol, source address, destination address, "ports".
-_KEY_AT = {4: (23, 26, 30, 34), 6: (20, 22, 38, 54)}
+KEY_AT = {4: (23, 26, 30, 34), 6: (20, 22, 38, 54)}
 MISS, DENY = -1, -2                  # actions besides an output port
 
 
@@ -73,7 +73,7 @@ class AclRoutes:
 def acl_keys(heads: np.ndarray, rows: np.ndarray, family: int) -> np.ndarray:
     """The keys of ``heads[rows]`` as :meth:`AclTable.classify` takes them: one row per
     field of ``FIELDS[family]``."""
-    proto_at, src_at, dst_at, ports_at = _KEY_AT[family]
+    proto_at, src_at, dst_at, ports_at = KEY_AT[family]
     heads = heads[rows, :ports_at + 4]        # one gather of the bytes the key spans (faster than strided reads)
     words = 1 if family == 4 else 4
     columns = np.empty((len(FIELDS[family]), len(heads)), np.int64)

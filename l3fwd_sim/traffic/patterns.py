@@ -44,7 +44,7 @@ from ..dataplane.ports import MAX_PORTS, PortConfig
 from ..errors import SimError
 from ..l3fwd.acl import DENY as ACL_DENY
 from ..l3fwd.acl import MISS as ACL_MISS
-from ..l3fwd.acl import acl_keys, acl_table
+from ..l3fwd.acl import KEY_AT, acl_keys, acl_table
 from ..l3fwd.em import em_table, rule_key
 from ..l3fwd.routing import DEFAULT_ROUTES, installed
 from ..l3fwd.rules import AclRules, EmRule, parse_acl_rules, parse_em_rules, parse_lpm_rules
@@ -223,12 +223,8 @@ def _header_bytes(family: int, proto: int, src, dst, sport, dport) -> np.ndarray
     n = len(src)
     heads = np.zeros((n, HEAD_BYTES), np.uint8)
     width = 4 if family == 4 else 16
-    if family == 4:
-        heads[:, 12:15] = (0x08, 0x00, 0x45)
-        proto_at, src_at, dst_at, l4_at = 14 + 9, 14 + 12, 14 + 16, 14 + 20
-    else:
-        heads[:, 12:15] = (0x86, 0xDD, 0x60)
-        proto_at, src_at, dst_at, l4_at = 14 + 6, 14 + 8, 14 + 24, 14 + 40
+    heads[:, 12:15] = (0x08, 0x00, 0x45) if family == 4 else (0x86, 0xDD, 0x60)
+    proto_at, src_at, dst_at, l4_at = KEY_AT[family]     # where run's ACL key reads them
     heads[:, proto_at] = proto
     for at, values in ((src_at, src), (dst_at, dst)):
         raw = b"".join(int(v).to_bytes(width, "big") for v in values)
