@@ -51,6 +51,7 @@ class BenchOptions:
     end_to_end: bool = True                  # also imix traffic and --jobs 2 (lpm, multi)
     acl: tuple[int, ...] = (1_000, 10_000)   # --lookup acl with rule sets of these sizes (multi)
     acl_build: int = 100_000                 # and the build of one this large (time, peak RSS)
+    trace: bool = True                       # also run --trace all against the untraced run (lpm, multi)
     progress: object = None                  # called with a line of text as each measurement ends
 
 
@@ -118,6 +119,10 @@ def bench(opt: BenchOptions) -> dict:
             result["acl"] = _acl(base / "acl", opt)
         if opt.end_to_end:
             result["end_to_end"] = _end_to_end(base, opt)
+        if opt.trace:
+            result["trace"] = _trace_cost(base / "ipv4-cont-burst" / "in", opt)
+            if opt.progress:
+                opt.progress(format_trace(result["trace"]))
         if opt.outdir:
             out = AtomicFile(base / "bench.json")
             out.file.write(json.dumps(result, indent=2).encode() + b"\n")
@@ -234,6 +239,28 @@ def _acl(base: Path, opt: BenchOptions) -> dict:
     return result
 
 
+def _trace_cost(traffic: Path, opt: BenchOptions, repeats: int = 3) -> dict:
+    """``run --trace all`` against the same run untraced (lpm, multi, the 64-byte
+    IPV4-CONT-BURST traffic): runs interleaved, medians of the time the run reports
+    (``elapsed_seconds``: reading, forwarding, writing the outputs and the trace)."""
+    inputs = find_inputs([str(traffic)])
+    seconds: dict[str, list[float]] = {"untraced": [], "traced": []}
+    for _ in range(repeats):
+        for kind, trace in (("untraced", None), ("traced", "all")):
+            stats = _timed(run, RunOptions(inputs=inputs, outdir=traffic.parent / f"trace-{kind}",
+                                           lookup="lpm", pipeline="multi", trace=trace))
+            seconds[kind].append(stats["elapsed_seconds"])
+    medians = {kind: float(np.median(values)) for kind, values in seconds.items()}
+    return {"packets": stats["totals"]["rx"], "seconds": seconds, **{f"{k}_median": v for k, v in medians.items()},
+            "ratio": medians["traced"] / medians["untraced"]}
+
+
+def format_trace(entry: dict) -> str:
+    return (f"{'run --trace all (lpm multi, 64 B)':<36} {entry['traced_median']:7.2f} s vs "
+            f"{entry['untraced_median']:.2f} s untraced: {entry['ratio']:.2f}x "
+            f"(medians of {len(entry['seconds']['traced'])}, {entry['packets']:,} packets)")
+
+
 def format_row(row: dict) -> str:
     s, m = row["simple"], row["multi"]
     run_length = f"{m['mean_run_length']:.1f}" if m["mean_run_length"] else "-"
@@ -264,6 +291,8 @@ def format_table(result: dict) -> str:
         lines.append(f"{label:<36} {build['seconds']:7.2f} s, peak RSS {build['peak_rss_mb']:.0f} MB")
     for entry in result.get("end_to_end", []):
         lines.append(f"{'l3fwd lpm multi, ' + entry['traffic']:<36} {entry['mpps']:7.2f} Mpps")
+    if "trace" in result:
+        lines.append(format_trace(result["trace"]))
     return "\n".join(lines)
 
 

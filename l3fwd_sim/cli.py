@@ -70,7 +70,12 @@ def main():
 @click.option("--by-layers", is_flag=True,
               help="Also count the differing packets by kind and layer stack (Ether/Dot1Q/IP/UDP).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
-def compare_command(a, b, max_diffs, timestamps, ts_tolerance, ignore, unordered, by_layers, as_json):
+@click.option("--explain", is_flag=True, help="For each difference described, print the trace lines (run --trace) "
+              "of its input packet in both runs: A/trace.jsonl and B/trace.jsonl, or --traces.")
+@click.option("--traces", nargs=2, type=click.Path(path_type=Path), metavar="TRACE_A TRACE_B",
+              help="The two runs' trace files (implies --explain).")
+def compare_command(a, b, max_diffs, timestamps, ts_tolerance, ignore, unordered, by_layers, as_json, explain,
+                    traces):
     """Compare two pcap files, or two directories of port<N>.pcap (A is the reference).
 
     Exit status 0 when equal, 1 when they differ, 2 on error."""
@@ -83,6 +88,9 @@ def compare_command(a, b, max_diffs, timestamps, ts_tolerance, ignore, unordered
         max_diffs=max_diffs,
         by_layers=by_layers,
     ))
+    if explain or traces:
+        from .diff.explain import explain_report
+        explain_report(report, *(traces or ()))
     click.echo(json.dumps(report.to_dict(), indent=2) if as_json else report.format_text())
     sys.exit(0 if report.equal else 1)
 
@@ -108,6 +116,23 @@ def _progress_printer(quiet: bool):
             bar = "#" * (percent // 4)
             click.echo(f"\r[{bar:<25}] {percent:3d}%", err=True, nl=percent >= 100)
     return show
+
+
+def _lookup_method(lookup: str | None, lpm_flag: bool, em_flag: bool) -> str:
+    """``--lookup``, ``-L`` or ``-E`` (default lpm); naming two methods is an error."""
+    chosen = {mode for mode, given in (("lpm", lpm_flag), ("em", em_flag), (lookup, lookup)) if given}
+    if len(chosen) > 1:
+        raise SimError("-L, -E and --lookup select one lookup method each; give only one (as in l3fwd)")
+    return chosen.pop() if chosen else "lpm"
+
+
+def _trace_count(text: str | None) -> int | str | None:
+    """``--trace N|all``."""
+    if text is None or text == "all":
+        return text
+    if not (text.isascii() and text.isdigit() and len(text) <= 18):
+        raise SimError(f"--trace {text!r}: give a number of packets or 'all'")
+    return int(text)
 
 
 @main.command("run")
@@ -142,16 +167,15 @@ def _progress_printer(quiet: bool):
 @click.option("--reta-size", type=int, default=128, show_default=True, help="RSS redirection table entries.")
 @click.option("--jobs", type=int, default=1, show_default=True,
               help="Processes for one run (output identical to --jobs 1).")
+@click.option("--trace", metavar="N|all", help="Write OUTDIR/trace.jsonl: what happened to each of the first N "
+              "received packets (per lcore), or to every packet.")
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stats as JSON on stdout.")
 def run_command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipeline, rule_ipv4, rule_ipv6,
-                eth_dest, port_mac, rx_burst, tx_burst, max_pkt_len, alg, config, rss_key, reta_size, jobs, quiet,
-                as_json):
+                eth_dest, port_mac, rx_burst, tx_burst, max_pkt_len, alg, config, rss_key, reta_size, jobs, trace,
+                quiet, as_json):
     """Forward INPUT pcaps (a directory of port<N>.pcap, or N=FILE) as dpdk-l3fwd would."""
-    chosen = {mode for mode, given in (("lpm", lpm_flag), ("em", em_flag), (lookup, lookup)) if given}
-    if len(chosen) > 1:
-        raise SimError("-L, -E and --lookup select one lookup method each; give only one (as in l3fwd)")
-    lookup = chosen.pop() if chosen else "lpm"
+    lookup = _lookup_method(lookup, lpm_flag, em_flag)
     rx_queues = find_rx_queues(list(inputs))
     options = RunOptions(
         inputs={port: path for (port, queue), path in rx_queues.items() if queue is None},
@@ -173,6 +197,7 @@ def run_command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipel
         max_pkt_len=max_pkt_len,
         alg=alg,
         jobs=jobs,
+        trace=_trace_count(trace),
         progress=_progress_printer(quiet or as_json),
     )
     stats = run(options)
@@ -283,8 +308,9 @@ def generate_command(ctx, pattern, outdir, streams, ports, count, size, rate, se
               help="ACL rule-set sizes to measure (repeatable; default 1000 and 10000; 0 skips ACL).")
 @click.option("--acl-build", type=int, default=100_000, show_default=True,
               help="Rules per family of the ACL build measured for time and peak RSS (0 skips it).")
+@click.option("--no-trace", is_flag=True, help="Skip the run --trace all cost measurement.")
 @click.option("--json", "as_json", is_flag=True, help="Print bench.json on stdout.")
-def bench_command(count, lookups, outdir, jobs, no_testpmd, no_end_to_end, acl_rules, acl_build, as_json):
+def bench_command(count, lookups, outdir, jobs, no_testpmd, no_end_to_end, acl_rules, acl_build, no_trace, as_json):
     """Re-run the 2014 l3fwd experiment: five traffic patterns, both pipelines."""
     from .bench import HEADER, BenchOptions, bench, format_table, plot
     if not as_json:
@@ -292,7 +318,7 @@ def bench_command(count, lookups, outdir, jobs, no_testpmd, no_end_to_end, acl_r
     result = bench(BenchOptions(count=count, lookups=tuple(lookups) or ("lpm", "em"), outdir=outdir, jobs=jobs,
                                 testpmd=not no_testpmd, end_to_end=not no_end_to_end,
                                 acl=tuple(n for n in acl_rules if n) if acl_rules else (1_000, 10_000),
-                                acl_build=acl_build,
+                                acl_build=acl_build, trace=not no_trace,
                                 progress=None if as_json else click.echo))
     if as_json:
         click.echo(json.dumps(result, indent=2))
@@ -301,3 +327,32 @@ def bench_command(count, lookups, outdir, jobs, no_testpmd, no_end_to_end, acl_r
     if plot(result, outdir / "bench.png"):
         click.echo(f"chart: {outdir / 'bench.png'}")
     click.echo(f"results: {outdir / 'bench.json'}")
+
+
+@main.command("lookup")
+@click.argument("keys", nargs=-1, required=True, metavar="KEY...")
+@click.option("-p", "--portmask", help="Hex mask of enabled ports (default 0xffffffff: all 32, no route left out).")
+@click.option("--lookup", type=click.Choice(LOOKUPS), help="Lookup method (default lpm; acl needs both rule files).")
+@click.option("-L", "lpm_flag", is_flag=True, help="Same as --lookup lpm (legacy l3fwd flag).")
+@click.option("-E", "em_flag", is_flag=True, help="Same as --lookup em (legacy l3fwd flag).")
+@click.option("--ipv6", is_flag=True, help="l3fwd's --ipv6: EM installs the IPv6 flows instead of the IPv4 ones.")
+@click.option("--rule_ipv4", "--rule-ipv4", "rule_ipv4", type=click.Path(path_type=Path),
+              help="IPv4 rule file (used only with --rule_ipv6, as in l3fwd).")
+@click.option("--rule_ipv6", "--rule-ipv6", "rule_ipv6", type=click.Path(path_type=Path),
+              help="IPv6 rule file (used only with --rule_ipv4, as in l3fwd).")
+@click.option("--port", type=int, metavar="N", help="Input port: where a miss is sent back (default: not resolved).")
+@click.option("--json", "as_json", is_flag=True, help="Print the answers as JSON on stdout.")
+def lookup_command(keys, portmask, lookup, lpm_flag, em_flag, ipv6, rule_ipv4, rule_ipv6, port, as_json):
+    """What `run` does with a packet carrying each KEY, and which rule line decides it:
+    a destination address (lpm, fib) or a 5-tuple "udp 198.18.0.1:9 > 198.18.0.0:9" (em, acl)."""
+    from .l3fwd.lookup import LookupOptions, format_lookup, lookup as lookup_keys
+    report = lookup_keys(LookupOptions(
+        keys=list(keys), lookup=_lookup_method(lookup, lpm_flag, em_flag),
+        portmask=parse_portmask(portmask) if portmask else None,
+        rule_ipv4=rule_ipv4, rule_ipv6=rule_ipv6, ipv6=ipv6, port=port))
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        return
+    for warning in report["warnings"]:
+        click.echo(f"l3fwd-sim: warning: {warning}", err=True)
+    click.echo(format_lookup(report))

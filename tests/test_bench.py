@@ -63,3 +63,12 @@ def test_acl_runs_and_build(result):
     build = result["acl"]["build"]
     assert build["rules"] == 2000 and 0 < build["seconds"] < 60 and build["peak_rss_mb"] > 10
     assert "acl build, 2,000 rules" in format_table(result)
+
+
+def test_trace_cost_measured_side_by_side(result):
+    """--trace all and the untraced run on the same traffic, interleaved: both traced the
+    same packets, the ratio is of their medians."""
+    trace = result["trace"]
+    assert trace["packets"] == 4096 and len(trace["seconds"]["traced"]) == len(trace["seconds"]["untraced"]) == 3
+    assert trace["ratio"] == trace["traced_median"] / trace["untraced_median"]
+    assert "run --trace all" in format_table(result)

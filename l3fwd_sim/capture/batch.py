@@ -28,6 +28,12 @@ class PacketBatch:
         """(n, HEAD_BYTES) view: the first bytes of each frame, zero past its end."""
         return self.rows[:, 16:]
 
+    @property
+    def index(self) -> np.ndarray:
+        """Each packet's record number in its capture (0-based, as ``compare`` counts)."""
+        first = np.array([source.first for source in self.sources], np.int64)
+        return first[self.source_id] + self.source_row
+
     def select(self, rows: np.ndarray) -> "PacketBatch":
         """The packets ``rows`` (indexes, in order) as a batch of their own."""
         return PacketBatch(self.rows[rows], self.caplen[rows], self.in_port[rows], self.burst[rows], self.sources,

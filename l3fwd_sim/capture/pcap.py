@@ -74,6 +74,7 @@ class PcapReader:
         self._stream_cut = False          # gzip data ended before its end-of-stream marker
         self.truncated_at: int | None = None  # file offset of a record cut short by EOF
         self.nanosecond = False
+        self.records_read = 0             # records handed out so far
         self._open()
 
     @property
@@ -275,11 +276,13 @@ class PcapReader:
         return self.nanosecond
 
     def _batch(self, parts: list) -> RecordBatch:
+        first = self.records_read
         if not parts:
             return RecordBatch(np.zeros((0, RECORD_ROW), np.uint8), self._buf, np.zeros(0, np.int64),
-                               self._rows_nanosecond)
+                               self._rows_nanosecond, first)
         offsets, rows = parts[0] if len(parts) == 1 else [np.concatenate(column) for column in zip(*parts)]
-        return RecordBatch(rows, self._buf, offsets, self._rows_nanosecond)
+        self.records_read += len(rows)
+        return RecordBatch(rows, self._buf, offsets, self._rows_nanosecond, first)
 
 
 @contextmanager

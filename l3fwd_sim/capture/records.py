@@ -30,6 +30,7 @@ class RecordBatch:
     block: np.ndarray     # uint8 buffer holding the packet bytes
     offsets: np.ndarray   # int64 start of each packet in ``block``
     nanosecond: bool      # the record headers' fractions are nanoseconds (else µs)
+    first: int = 0        # the capture's record number of rows[0] (0-based)
 
     def __len__(self) -> int:
         return len(self.rows)

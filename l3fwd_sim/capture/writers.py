@@ -127,11 +127,12 @@ def _parts(batch: PacketBatch, rows: np.ndarray, caplen: np.ndarray, in_place: n
     return parts
 
 
-def merge_by_time(paths: list[Path], target: Path) -> None:
+def merge_by_time(paths: list[Path], target: Path) -> list[np.ndarray]:
     """``target``: the records of ``paths`` — classic little-endian pcaps this package
     wrote, of one time-stamp resolution — ordered by time stamp, ties in the order of
     ``paths`` and then of the file (a port's TX queues as one capture, for tools that
-    read one file per port). Written atomically; the inputs are read whole."""
+    read one file per port). Written atomically; the inputs are read whole. Returns,
+    per path, the position in ``target`` of each of its records."""
     files = [np.fromfile(path, np.uint8) for path in paths]
     data = np.concatenate(files)
     keys, starts, lengths, base = [], [], [], 0
@@ -156,3 +157,6 @@ def merge_by_time(paths: list[Path], target: Path) -> None:
     except BaseException:
         out.abort()
         raise
+    position = np.empty(len(order), np.int64)
+    position[order] = np.arange(len(order))
+    return np.split(position, np.cumsum([len(k) for k in keys])[:-1]) if keys else []

@@ -22,6 +22,7 @@ from ..errors import SimError
 from .lcore import Lcore, main_loop, open_readers, report_cut_short
 from .polling import poll
 from .stats import RunStats
+from .trace import BurstTracer, Spool
 from .tx import TxLog, TxModel
 
 _ABORTED = "another --jobs process failed"
@@ -86,22 +87,29 @@ class _Results:
 
 
 def _forward_share(k: int, jobs: int, lcore: Lcore, outputs: PortOutputs, stats: RunStats, rounds: int,
-                   receive, send, results=None) -> dict[int, TxLog]:
+                   receive, send, spool: Spool | None, results=None) -> dict[int, TxLog]:
     """Forward process ``k``'s chunks (``rounds`` polling rounds each); returns the TX
-    calls of each chunk by chunk number."""
+    calls of each chunk by chunk number. When tracing, each chunk's first packets go to
+    ``spool`` (the first ``limit`` of the whole run are among them)."""
     logs = {}
+    tracing = lcore.tracing
     with open_readers(lcore.inputs) as readers:
         position = 0                                  # polling rounds the readers are past
         for chunk in itertools.count(k, jobs):
             first = chunk * rounds - position
             turn, log = _Turn(receive, send, outputs, results), TxLog()
+            tracer = tracing and BurstTracer(tracing.limit, tracing.lcore, tracing.rx_queues, lcore.tx_ports,
+                                             spool.append, chunk, position * len(lcore.inputs))
             main_loop(lcore, poll(readers, lcore.rx_burst, lcore.chunk_packets, (first, first + rounds)),
-                      outputs, stats, log, turn)
+                      outputs, stats, log, turn, tracer)
             position = (chunk + 1) * rounds
             if not turn.taken:                        # an empty chunk: every input is read
                 break
             turn.done()
             logs[chunk] = log
+            if tracer:
+                spool.end_chunk(chunk, tracer.traced, tracer.sent)
+                stats.traced += tracer.traced
         if k == 0:
             report_cut_short(readers, stats)
     return logs
@@ -132,23 +140,25 @@ def _send_outcome(conn, work: Callable[[], object]) -> None:
         conn.close()
 
 
-def _worker(k, jobs, lcore, outputs, parent_stats, rounds, ring, result) -> None:
+def _worker(k, jobs, lcore, outputs, parent_stats, rounds, ring, result, spool) -> None:
     receive, send = _ring_ends(ring, k, jobs)
 
     def work():
         stats = parent_stats.empty_like()
-        return stats, _forward_share(k, jobs, lcore, outputs, stats, rounds, receive, send)
+        logs = _forward_share(k, jobs, lcore, outputs, stats, rounds, receive, send, spool)
+        return k, stats, logs, spool and spool.segments
     _send_outcome(result, work)
 
 
-def run_jobs(lcore: Lcore, jobs: int, outdir, stats: RunStats, tx_model: TxModel) -> None:
+def run_jobs(lcore: Lcore, jobs: int, outdir, stats: RunStats, tx_model: TxModel) -> list[Spool]:
     """Forward with ``jobs`` processes into ``outdir``, counting into ``stats`` and
-    ``tx_model`` exactly as one process would."""
+    ``tx_model`` exactly as one process would; returns the trace spools (when tracing)."""
     rounds = max(1, lcore.chunk_packets // (lcore.rx_burst * len(lcore.inputs)))
     lcore = replace(lcore, chunk_packets=rounds * lcore.rx_burst * len(lcore.inputs))   # a chunk: one super-burst
     ctx = multiprocessing.get_context("fork")     # workers inherit the tables and the open outputs
     outputs = PortOutputs(outdir, lcore.tx_ports, lcore.nanosecond, lcore.output_name)
     workers = []
+    spools = [Spool.create(outdir) for _ in range(jobs)] if lcore.tracing else []   # one per process
     try:
         outputs.flush()                           # the file headers, written once
         ring = [ctx.Pipe(duplex=False) for _ in range(jobs)]       # (receive, send) of the token into process k
@@ -157,7 +167,8 @@ def run_jobs(lcore: Lcore, jobs: int, outdir, stats: RunStats, tx_model: TxModel
         for k in range(1, jobs):
             receive_result, send_result = ctx.Pipe(duplex=False)
             process = ctx.Process(target=_worker, daemon=True,
-                                  args=(k, jobs, worker_lcore, outputs, stats, rounds, ring, send_result))
+                                  args=(k, jobs, worker_lcore, outputs, stats, rounds, ring, send_result,
+                                        spools[k] if spools else None))
             process.start()
             send_result.close()
             workers.append((process, receive_result))
@@ -166,20 +177,25 @@ def run_jobs(lcore: Lcore, jobs: int, outdir, stats: RunStats, tx_model: TxModel
             progress = lcore.progress
             lcore = replace(lcore, progress=lambda done, total: progress(min(done * jobs, total), total))
         results = _Results([conn for _, conn in workers])
-        logs = _forward_share(0, jobs, lcore, outputs, stats, rounds, receive, send, results)
+        logs = _forward_share(0, jobs, lcore, outputs, stats, rounds, receive, send, spools and spools[0], results)
         for status, payload in results.collect_all():
             if status != "ok":
                 raise SimError(payload)
-            worker_stats, worker_logs = payload
+            k, worker_stats, worker_logs, segments = payload
             stats.merge(worker_stats)
             logs.update(worker_logs)
+            if spools:
+                spools[k].segments = segments
         for chunk in sorted(logs):
             logs[chunk].replay(tx_model)
         outputs.commit()
+        return spools
     except BaseException:
         for process, _ in workers:
             process.kill()
         outputs.abort()
+        for spool in spools:
+            spool.remove()
         raise
     finally:
         for process, _ in workers:

@@ -19,6 +19,7 @@ from ..errors import SimError
 from .polling import poll
 from . import rx
 from .stats import RunStats
+from .trace import BurstTracer, Decisions, Spool, TraceFile, Tracing
 
 
 @dataclass
@@ -36,6 +37,7 @@ class Lcore:
     chunk_packets: int = 65536
     progress: Callable[[int, int], None] | None = None
     output_name: str = "port{port}.pcap"     # per TX queue with several lcores: port{port}.q{queue}.pcap
+    tracing: Tracing | None = None           # run --trace: then forward(batch, timer, decisions)
 
 
 def prepare_outdir(inputs, outdir: Path, tx_ports: list[int]) -> bool:
@@ -58,17 +60,38 @@ def prepare_outdir(inputs, outdir: Path, tx_ports: list[int]) -> bool:
     return nanosecond
 
 
-def forward_all(lcore: Lcore, outdir: Path, stats: RunStats, tx=None) -> None:
+def forward_all(lcore: Lcore, outdir: Path, stats: RunStats, tx=None) -> list[Spool]:
     """Forward every polling round of the inputs into ``outdir/port<N>.pcap``
-    (committed only if everything went well), counting into ``stats`` and ``tx``."""
+    (committed only if everything went well), counting into ``stats`` and ``tx``. When
+    tracing, the trace goes to ``outdir/trace.jsonl``, or into the returned spool when
+    ``lcore.tracing.spool`` (it is rendered once every output is complete)."""
     outputs = PortOutputs(outdir, lcore.tx_ports, lcore.nanosecond, lcore.output_name)
+    tracing, trace_file, spools, tracer = lcore.tracing, None, [], None
     try:
+        if tracing:
+            if tracing.spool:
+                spools.append(Spool.create(outdir))
+                sink = spools[0].append
+            else:
+                trace_file = TraceFile(outdir, tracing.describe)
+                sink = trace_file.write
+            tracer = BurstTracer(tracing.limit, tracing.lcore, tracing.rx_queues, lcore.tx_ports, sink)
         with open_readers(lcore.inputs) as readers:
-            main_loop(lcore, poll(readers, lcore.rx_burst, lcore.chunk_packets), outputs, stats, tx)
+            main_loop(lcore, poll(readers, lcore.rx_burst, lcore.chunk_packets), outputs, stats, tx, trace=tracer)
             report_cut_short(readers, stats)
         outputs.commit()
+        if trace_file:
+            trace_file.commit()
+        if spools:
+            spools[0].end_chunk(0, tracer.traced, tracer.sent)
+        stats.traced += tracer.traced if tracer else 0
+        return spools
     except BaseException:
         outputs.abort()
+        for spool in spools:
+            spool.remove()
+        if trace_file:
+            trace_file.abort()
         raise
 
 
@@ -92,9 +115,11 @@ def report_cut_short(readers: list[tuple[int, PcapReader]], stats: RunStats) -> 
             stats.input_cut_short(port, warning)
 
 
-def main_loop(lcore: Lcore, batches, outputs: PortOutputs, stats: RunStats, tx, turn=None) -> None:
+def main_loop(lcore: Lcore, batches, outputs: PortOutputs, stats: RunStats, tx, turn=None,
+              trace: BurstTracer | None = None) -> None:
     """Forward super-bursts, account for their TX, count and write them. With ``turn``
-    (``--jobs``), ``turn.wait()`` comes before each write: the outputs are shared."""
+    (``--jobs``), ``turn.wait()`` comes before each write: the outputs are shared. With
+    ``trace``, the packets it asks for are traced."""
     total_bytes = sum(Path(p).stat().st_size for _, p in lcore.inputs)
     done_bytes = 0
 
@@ -108,23 +133,33 @@ def main_loop(lcore: Lcore, batches, outputs: PortOutputs, stats: RunStats, tx, 
             stats.add_setup_time("kernels", once)
 
     while True:
+        kept = records = decisions = None
         with timer("read"):
             batch = next(batches, None)
             if batch is not None:
                 stats.count_queues(batch.burst % len(lcore.inputs), len(lcore.inputs))
+                records = trace.take(batch) if trace else None     # before any stage edits the heads
             if batch is not None and (dropped := rx.oversize(batch.caplen)).any():
                 stats.count(batch.in_port[dropped], np.full(int(dropped.sum()), stats.code("oversize"), np.uint8),
                             np.full(int(dropped.sum()), -1))
-                batch = batch.select(np.flatnonzero(~dropped))
+                kept = np.flatnonzero(~dropped)
+                batch = batch.select(kept)
         if batch is None:
             break
+        if records is not None:
+            decisions = Decisions(len(batch))
+        dest, reason = np.zeros(0, np.int64), np.zeros(0, np.uint8)
+        if len(batch):
+            dest, reason = lcore.forward(batch, timer) if decisions is None else lcore.forward(batch, timer, decisions)
+            with timer("tx"):
+                if lcore.account:
+                    lcore.account(tx, batch.burst, dest, reason)
+                stats.count(batch.in_port, reason, dest)
+        if trace:
+            with timer("trace"):
+                trace.record(records, kept, dest, reason, stats.code("oversize"), decisions)
         if not len(batch):
             continue
-        dest, reason = lcore.forward(batch, timer)
-        with timer("tx"):
-            if lcore.account:
-                lcore.account(tx, batch.burst, dest, reason)
-            stats.count(batch.in_port, reason, dest)
         with timer("write"):
             if turn:
                 turn.wait()

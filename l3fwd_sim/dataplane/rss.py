@@ -100,12 +100,15 @@ def rss_queues(heads: np.ndarray, caplen: np.ndarray, queues: int, l4: bool, key
     return queue
 
 
-def split_by_rss(path: Path, queues: int, l4: bool, key: bytes, reta_size: int) -> tuple[Path, list[Path]]:
+def split_by_rss(path: Path, queues: int, l4: bool, key: bytes,
+                 reta_size: int) -> tuple[Path, list[Path], list[np.ndarray]]:
     """Write each RX queue's share of the capture ``path`` to a file of its own, in a
-    temporary directory (the caller removes it): (directory, one file per queue)."""
+    temporary directory (the caller removes it): (directory, one file per queue, per
+    queue the record number in ``path`` of each of its records)."""
     directory = Path(tempfile.mkdtemp(prefix="l3fwd-sim-rss-"))
     files = [directory / f"q{q}.pcap" for q in range(queues)]
     writers: list[PcapWriter] = []
+    indices: list[list[np.ndarray]] = [[] for _ in range(queues)]
     reader = open_offline(path)
     try:
         while len(batch := reader.read(65536)):
@@ -116,6 +119,7 @@ def split_by_rss(path: Path, queues: int, l4: bool, key: bytes, reta_size: int) 
             frames = memoryview(batch.block)
             for q, writer in enumerate(writers):
                 rows = np.flatnonzero(queue == q)
+                indices[q].append(batch.first + rows)
                 long = rows[caplen[rows] > HEAD_BYTES]
                 tails = [frames[o + HEAD_BYTES:o + c] for o, c in zip(batch.offsets[long].tolist(),
                                                                       caplen[long].tolist())]
@@ -131,4 +135,4 @@ def split_by_rss(path: Path, queues: int, l4: bool, key: bytes, reta_size: int) 
         raise
     finally:
         reader.close()
-    return directory, files
+    return directory, files, [np.concatenate(parts) if parts else np.zeros(0, np.int64) for parts in indices]

@@ -39,6 +39,8 @@ class RunStats:
         self.options: dict = {}
         self.lcores: dict[int, dict] = {}     # lcore id -> its RX queues, TX queue and totals (several lcores)
         self.queue_rx: list[int] = []         # packets received per RX queue, in the lcore's polling order
+        self.traced = 0                       # packets traced (run --trace)
+        self.trace: dict | None = None        # what stats.json says about the trace
 
     def count(self, in_port: np.ndarray, reason: np.ndarray, dest: np.ndarray) -> None:
         width = len(self.reasons) + 1
@@ -78,6 +80,7 @@ class RunStats:
         for port, n in other.cut_short.items():
             self.cut_short[port] = self.cut_short.get(port, 0) + n
         self.warnings.extend(other.warnings)
+        self.traced += other.traced
 
     def input_cut_short(self, port: int, warning: str) -> None:
         """Port ``port``'s input ends inside a record: warn once, count the lost record
@@ -138,6 +141,7 @@ class RunStats:
             "mpps": total_rx / self.elapsed / 1e6 if self.elapsed else 0.0,
             "records_cut_short": {str(port): n for port, n in sorted(self.cut_short.items())},
             **({"lcores": self._lcores_view(total_rx)} if len(self.lcores) > 1 else {}),
+            "trace": self.trace,
             "warnings": self.warnings,
         }
 
@@ -162,6 +166,9 @@ def format_table(stats: dict) -> str:
     setup = ", ".join(f"{SETUP_NAMES.get(k, k)} {format_duration(ms / 1e3)}" for k, ms in stats["setup_ms"].items())
     lines.append(f"{t['rx']} packets in {format_duration(stats['elapsed_seconds'])} = "
                  f"{format_rate(t['rx'], stats['elapsed_seconds'])}" + (f" (one-time: {setup})" if setup else ""))
+    if stats.get("trace"):
+        trace = stats["trace"]
+        lines.append(f"traced {trace['packets']} packets ({trace['limit']}) into {trace['file']}")
     lines.extend(f"warning: {w}" for w in stats["warnings"])
     return "\n".join(lines)
 

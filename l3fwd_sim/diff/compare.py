@@ -214,6 +214,7 @@ class Difference:
     frame_a: bytes | None = None      # kept for the hexdump; not in to_dict()
     frame_b: bytes | None = None
     ignored_offsets: list[int] = field(default_factory=list)
+    trace: dict | None = None         # with --explain: the trace lines behind it (explain.py)
 
 
 @dataclass
@@ -225,6 +226,7 @@ class Report:
     differences: list[Difference]
     by_layers: list[dict] = field(default_factory=list)   # {"kind", "layers", "packets"}
     by_layers_examined: int = 0       # differing packets dissected for by_layers
+    traces: dict | None = None        # with --explain: {"a"/"b": {"path", "lines"}} (explain.py)
 
     @property
     def equal(self) -> bool:
@@ -246,7 +248,8 @@ class Report:
         from .report import hexdump
         diffs = []
         for d in self.differences:
-            item = {k: v for k, v in asdict(d).items() if k not in ("frame_a", "frame_b")}
+            item = {k: v for k, v in asdict(d).items()
+                    if k not in ("frame_a", "frame_b") and (k != "trace" or v is not None)}
             item["hexdump"] = hexdump(d)
             diffs.append(item)
         out = {"a": self.a, "b": self.b, "equal": self.equal, "verdict": self.verdict(),
@@ -256,6 +259,8 @@ class Report:
         if self.options.by_layers:
             out["by_layers"] = self.by_layers
             out["by_layers_examined"] = self.by_layers_examined
+        if self.traces is not None:
+            out["traces"] = self.traces
         return out
 
 

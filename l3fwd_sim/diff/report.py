@@ -71,6 +71,9 @@ def format_report(report) -> str:
             if text is not None:
                 lines.append(f"  {label}: {text}")
         lines.extend("  " + line for line in hexdump(d))
+        if d.trace is not None:
+            from .explain import format_trace
+            lines.extend(format_trace(d.trace, report.traces))
     if total > len(shown):
         lines.append("")
         lines.append(f"... {total - len(shown)} more difference{'s' * (total - len(shown) != 1)} "

@@ -49,25 +49,33 @@ def acl_table(rules: AclRules) -> AclTable:
 
 @dataclass
 class AclRoutes:
-    """The IPv4 and IPv6 ACL contexts and, per rule, its action (port or ``DENY``)."""
+    """The IPv4 and IPv6 ACL contexts and, per rule, its action (port or ``DENY``) and
+    its line in ``files[family]``."""
     v4: AclTable
     v6: AclTable
     action4: np.ndarray
     action6: np.ndarray
     installed: dict = field(default_factory=dict)
+    files: dict = field(default_factory=dict)
+    lines: dict = field(default_factory=dict)        # family -> line of each rule
 
     @classmethod
-    def from_rules(cls, rules4: AclRules, rules6: AclRules) -> "AclRoutes":
+    def from_rules(cls, rules4: AclRules, rules6: AclRules, files: dict | None = None) -> "AclRoutes":
         actions = [np.where(r.port >= 0, r.port, DENY) for r in (rules4, rules6)]
         count = {"ipv4": len(rules4), "ipv6": len(rules6)}
-        return cls(acl_table(rules4), acl_table(rules6), *actions, count)
+        lines = {r.family: np.array([int(w.rsplit(":", 1)[1]) for w in r.where], np.int64) for r in (rules4, rules6)}
+        return cls(acl_table(rules4), acl_table(rules6), *actions, count, files or {}, lines)
 
-    def actions(self, heads: np.ndarray, rows: np.ndarray, family: int) -> np.ndarray:
+    def actions(self, heads: np.ndarray, rows: np.ndarray, family: int, rules: bool = False):
         """Per row of ``heads[rows]`` (frames of ``family``, long enough for the key):
-        the output port, ``DENY`` or ``MISS``."""
+        the output port, ``DENY`` or ``MISS``; with ``rules`` also the deciding rule's
+        line (-1 on a miss)."""
         table, action = (self.v4, self.action4) if family == 4 else (self.v6, self.action6)
         rule = table.classify(acl_keys(heads, rows, family))
-        return np.where(rule >= 0, action[rule], MISS)
+        result = np.where(rule >= 0, action[rule], MISS)
+        if rules:
+            return result, np.where(rule >= 0, self.lines[family][rule], -1)
+        return result
 
 
 def acl_keys(heads: np.ndarray, rows: np.ndarray, family: int) -> np.ndarray:
@@ -85,20 +93,24 @@ def acl_keys(heads: np.ndarray, rows: np.ndarray, family: int) -> np.ndarray:
     return columns
 
 
-def classify_burst(routes: AclRoutes, heads: np.ndarray, caplen: np.ndarray):
+def classify_burst(routes: AclRoutes, heads: np.ndarray, caplen: np.ndarray, trace=None):
     """``acl_process_pkts``' classification over a burst: the EtherType picks the IPv4
     or IPv6 context, each packet long enough for its key is classified. Returns the
     lpm-style packet type, the packets too short for what is read (``truncated``) and
-    each packet's action (``MISS`` where nothing was classified)."""
+    each packet's action (``MISS`` where nothing was classified). ``trace``: a
+    :class:`~l3fwd_sim.l3fwd.trace.Decisions` to note the classifications in."""
     kind = ptype.lpm_ptype_bulk(heads)
-    truncated = caplen < ptype.MIN_ETHER
-    truncated |= (kind == ptype.IPV4) & (caplen < ptype.MIN_TUPLE_IPV4)
-    truncated |= (kind == ptype.IPV6) & (caplen < ptype.MIN_TUPLE_IPV6)
+    truncated = caplen < ptype.ACL_NEED[kind]
     action = np.full(len(heads), MISS, np.int64)
     for family, l3 in ((4, ptype.IPV4), (6, ptype.IPV6)):
         rows = np.flatnonzero(~truncated & (kind == l3))
-        if len(rows):
+        if not len(rows):
+            continue
+        if trace is None:
             action[rows] = routes.actions(heads, rows, family)
+        else:
+            action[rows], rule = routes.actions(heads, rows, family, rules=True)
+            trace.lookup(rows, f"acl{family}", rule, np.where(action[rows] >= 0, action[rows], -1))
     return kind, truncated, action
 
 

@@ -60,6 +60,9 @@ def rule_key(rule: EmRule, family: int) -> tuple[int, ...]:
 
 
 def em_table(rules: list[EmRule], family: int) -> ExactMatchTable:
-    """The flows of ``rules`` in file order; a later duplicate key wins
-    (``rte_hash_add_key`` returns the existing slot, whose port is then overwritten)."""
-    return ExactMatchTable(KEY_WORDS[family], {rule_key(r, family): r.port for r in rules})
+    """The flows of ``rules`` in file order, each with its line as rule id; a later
+    duplicate key wins (``rte_hash_add_key`` returns the existing slot, whose port is
+    then overwritten)."""
+    keys = [rule_key(r, family) for r in rules]
+    return ExactMatchTable(KEY_WORDS[family], {key: r.port for key, r in zip(keys, rules)},
+                           {key: r.line for key, r in zip(keys, rules)})

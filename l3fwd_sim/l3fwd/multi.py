@@ -43,71 +43,72 @@ def _ipv6_dst(heads, rows):
     return np.ascontiguousarray(heads[rows, 38:54])
 
 
-def _lpm_lookup(v4, v6, batch, routes, dest):
+def _lpm_lookup(v4, v6, batch, routes, dest, trace, name: str):
     """``rte_lpm_lookupx4`` / ``rte_lpm6_lookup`` (``rte_fib*_lookup_bulk`` in FIB mode,
     where a /0 route is the default next hop); a miss leaves the input port."""
     heads, n = batch.heads, len(batch)
-    if _any(v4, n):
-        default = dest[v4] if routes.default4 is None else routes.default4
-        dest[v4] = routes.v4.lookup_bulk(_ipv4_dst(heads, v4), default)
-    if _any(v6, n):
-        default = dest[v6] if routes.default6 is None else routes.default6
-        dest[v6] = routes.v6.lookup_bulk(_ipv6_dst(heads, v6), default)
+    for family, rows, table, keys in ((4, v4, routes.v4, _ipv4_dst), (6, v6, routes.v6, _ipv6_dst)):
+        if not _any(rows, n):
+            continue
+        if trace is None:
+            dest[rows] = table.lookup_bulk(keys(heads, rows), dest[rows])
+            continue
+        dest[rows], rule = table.lookup_bulk(keys(heads, rows), dest[rows], rules=True)
+        trace.lookup(rows, f"{name}{family}", rule, np.where(rule >= 0, dest[rows], -1))
 
 
-def classify_lpm(batch, setup, dest, reason):
+def classify_lpm(batch, setup, dest, reason, trace=None):
     """``lpm_parse_ptype``, then the LPM lookups."""
     kind, caplen = ptype.lpm_ptype_bulk(batch.heads), batch.caplen
-    truncated = caplen < ptype.MIN_ETHER
-    truncated |= (kind == ptype.IPV4) & (caplen < ptype.MIN_IPV4_LPM)
-    truncated |= (kind == ptype.IPV6) & (caplen < ptype.MIN_IPV6_LPM)
+    truncated = caplen < ptype.LPM_NEED[kind]
     v4 = _select(~truncated & (kind == ptype.IPV4))
     v6 = np.flatnonzero(~truncated & (kind == ptype.IPV6))
-    _lpm_lookup(v4, v6, batch, setup.routes, dest)
+    _lpm_lookup(v4, v6, batch, setup.routes, dest, trace, "lpm")
     reason[truncated] = TRUNCATED
     return v4
 
 
-def classify_fib(batch, setup, dest, reason):
+def classify_fib(batch, setup, dest, reason, trace=None):
     """``fib_parse_packet``: the IPv4 type goes to rte_fib, every other packet — IPv6 or
     not — to rte_fib6 with frame bytes 38..53 (D10)."""
     kind, caplen = ptype.lpm_ptype_bulk(batch.heads), batch.caplen
     is_v4 = kind == ptype.IPV4
-    truncated = (caplen < ptype.MIN_ETHER) | np.where(is_v4, caplen < ptype.MIN_IPV4_LPM,
-                                                      caplen < ptype.MIN_IPV6_LPM)
+    truncated = caplen < ptype.FIB_NEED[kind]
     v4 = _select(~truncated & is_v4)
     v6 = np.flatnonzero(~truncated & ~is_v4)
-    _lpm_lookup(v4, v6, batch, setup.routes, dest)
+    _lpm_lookup(v4, v6, batch, setup.routes, dest, trace, "fib")
     reason[truncated] = TRUNCATED
     return v4
 
 
-def classify_em(batch, setup, dest, reason):
+def classify_em(batch, setup, dest, reason, trace=None):
     """``em_parse_ptype``, then ``em_get_dst_port`` per packet: IPv4/IPv6 TCP/UDP are
     looked up (miss → input port) and re-checked against the portmask, everything
     else stays on the input port (D1–D4)."""
     heads, caplen, routes, ports = batch.heads, batch.caplen, setup.routes, setup.ports
-    kind, tcp_udp = ptype.em_ptype_bulk(heads, caplen)
-    truncated = (caplen < ptype.MIN_ETHER) | (kind == ptype.EM_TRUNCATED)
-    truncated |= tcp_udp & (kind == ptype.EM_IPV4) & (caplen < ptype.MIN_TUPLE_IPV4)
-    truncated |= tcp_udp & (kind == ptype.EM_IPV6) & (caplen < ptype.MIN_TUPLE_IPV6)
-    ipv4_bit = (kind == ptype.EM_IPV4) | (kind == ptype.EM_IPV4_EXT)
-    truncated |= ipv4_bit & ~tcp_udp & (caplen < ptype.MIN_IPV4_LPM)   # rfc1812_process reads up to 25
+    kind, tcp_udp = ptype.em_ptype_bulk(heads)
+    truncated = caplen < ptype.EM_NEED[ptype.lpm_ptype_bulk(heads), tcp_udp.astype(np.intp)]
     usable = ~truncated
     for family, table, l3 in ((4, routes.v4, ptype.EM_IPV4), (6, routes.v6, ptype.EM_IPV6)):
         rows = _select(usable & tcp_udp & (kind == l3))
-        if _any(rows, len(batch)):
-            found = table.lookup_bulk(em.keys_of(heads, rows, family), dest[rows])
-            dest[rows] = np.where(ports.enabled[found], found, dest[rows])
+        if not _any(rows, len(batch)):
+            continue
+        keys = em.keys_of(heads, rows, family)
+        if trace is None:
+            found = table.lookup_bulk(keys, dest[rows])
+        else:
+            found, rule = table.lookup_bulk(keys, dest[rows], rules=True)
+            trace.lookup(rows, f"em{family}", rule, np.where(rule >= 0, found, -1))
+        dest[rows] = np.where(ports.enabled[found], found, dest[rows])
     reason[truncated] = TRUNCATED
-    return _select(usable & ipv4_bit)
+    return _select(usable & ((kind == ptype.EM_IPV4) | (kind == ptype.EM_IPV4_EXT)))
 
 
-def classify_acl(batch, setup, dest, reason):
+def classify_acl(batch, setup, dest, reason, trace=None):
     """``acl_process_pkts``: the EtherType picks the IPv4 or IPv6 context (anything else
     is dropped), rte_acl classifies the 5-tuple at fixed offsets, and the first matching
     line routes or denies; a miss is dropped."""
-    kind, truncated, action = acl.classify_burst(setup.routes, batch.heads, batch.caplen)
+    kind, truncated, action = acl.classify_burst(setup.routes, batch.heads, batch.caplen, trace)
     reason[action == acl.MISS] = ACL_MISS
     reason[action == acl.DENY] = ACL_DENY
     reason[(kind != ptype.IPV4) & (kind != ptype.IPV6)] = UNKNOWN_PTYPE
@@ -120,12 +121,14 @@ def classify_acl(batch, setup, dest, reason):
 CLASSIFY = {"lpm": classify_lpm, "em": classify_em, "fib": classify_fib, "acl": classify_acl}
 
 
-def forward(batch, setup, timer) -> tuple[np.ndarray, np.ndarray]:
+def forward(batch, setup, timer, trace=None) -> tuple[np.ndarray, np.ndarray]:
+    """``trace``: a :class:`~l3fwd_sim.l3fwd.trace.Decisions` the lookups note their
+    answers in, or None."""
     heads = batch.heads
     with timer("classify+lookup"):
         dest = batch.in_port.copy()
         reason = np.zeros(len(batch), np.uint8)
-        v4 = CLASSIFY[setup.lookup](batch, setup, dest, reason)      # the IPv4 rows it forwards
+        v4 = CLASSIFY[setup.lookup](batch, setup, dest, reason, trace)      # the IPv4 rows it forwards
     with timer("rewrite"):
         rows = _select(reason == 0)
         setup.ports.rewrite_bulk(heads, rows, dest[rows])

@@ -74,18 +74,36 @@ def em_ptype(frame: bytes, pkt_len: int) -> tuple[int, bool]:
     return EM_UNKNOWN, False
 
 
-def em_ptype_bulk(heads: np.ndarray, caplen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``em_ptype`` over a batch: (class, tcp_udp) arrays."""
+def em_ptype_bulk(heads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``em_ptype`` over a batch: (class, tcp_udp) arrays. A frame too short for what
+    the parser reads is classified from its zero padding; :data:`EM_NEED` then marks it
+    as truncated (never EM_TRUNCATED here)."""
     kind = lpm_ptype_bulk(heads)
     v4, v6 = kind == IPV4, kind == IPV6
     no_options = (heads[:, 14] & 0x0F) == 5
-    proto4, proto6 = heads[:, 23], heads[:, 20]
-    tcp_udp = _IS_TCP_UDP[np.where(v4, proto4, proto6)]
+    tcp_udp = _IS_TCP_UDP[np.where(v4, heads[:, 23], heads[:, 20])]
     em = np.full(len(heads), EM_UNKNOWN, np.uint8)
     em[v4] = EM_IPV4_EXT
     em[v4 & no_options] = EM_IPV4
     em[v6] = np.where(tcp_udp[v6], EM_IPV6, EM_IPV6_EXT)
-    em[v4 & ((caplen < 15) | (no_options & (caplen < 24)))] = EM_TRUNCATED
-    em[v6 & (caplen < 21)] = EM_TRUNCATED
-    tcp_udp &= (em == EM_IPV4) | (em == EM_IPV6)
+    tcp_udp &= (em == EM_IPV4) | v6
     return em, tcp_udp
+
+
+# The frame length each path reads from a packet, by lpm class (UNKNOWN, IPV4, IPV6):
+# a shorter frame is dropped as "truncated" (the reads would be undefined in C).
+LPM_NEED = np.array([MIN_ETHER, MIN_IPV4_LPM, MIN_IPV6_LPM])
+FIB_NEED = np.array([MIN_IPV6_LPM, MIN_IPV4_LPM, MIN_IPV6_LPM])   # every non-IPv4 frame is looked up as IPv6
+ACL_NEED = np.array([MIN_ETHER, MIN_TUPLE_IPV4, MIN_TUPLE_IPV6])
+# EM, by lpm class and tcp_udp: the 5-tuple of TCP/UDP; of other IPv4 the header up to
+# the destination address (rfc1812_process, TTL, checksum); of other IPv6 the next header.
+EM_NEED = np.array([[MIN_ETHER, MIN_ETHER], [MIN_IPV4_LPM, MIN_TUPLE_IPV4], [21, MIN_TUPLE_IPV6]])
+_EM_CLASS = np.array([UNKNOWN, IPV4, IPV4, IPV6, IPV6])    # lpm class of each EM class
+
+
+def needed_bytes(lookup: str, heads: np.ndarray) -> np.ndarray:
+    """Per frame, the bytes the ``lookup`` path reads from it (see the tables above)."""
+    if lookup == "em":
+        kind, tcp_udp = em_ptype_bulk(heads)
+        return EM_NEED[_EM_CLASS[kind], tcp_udp.astype(np.intp)]
+    return {"lpm": LPM_NEED, "fib": FIB_NEED, "acl": ACL_NEED}[lookup][lpm_ptype_bulk(heads)]

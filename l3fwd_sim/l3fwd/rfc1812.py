@@ -34,6 +34,17 @@ def is_valid_ipv4_pkt(frame: bytes | bytearray, pkt_len: int) -> bool:
     return version_ihl >> 4 == 4 and version_ihl & 0x0F >= 5 and total_length >= 20
 
 
+def explain(version_ihl: int, total_length: int, pkt_len: int) -> str:
+    """Which of the checks above an invalid header fails, in words (for traces)."""
+    if pkt_len < 20:
+        return f"frame {pkt_len} < 20 bytes"
+    if version_ihl >> 4 != 4:
+        return f"version {version_ihl >> 4} != 4"
+    if version_ihl & 0x0F < 5:
+        return f"IHL {version_ihl & 0x0F} < 5"
+    return f"total length {total_length} < 20"
+
+
 def update_ttl_checksum(frame: memoryview | bytearray) -> None:
     """``--ttl; ++hdr_checksum`` on one frame, in place."""
     frame[TTL] = (frame[TTL] - 1) & 0xFF

@@ -20,7 +20,7 @@ import numpy as np
 from ..dataplane.ports import PortConfig
 from ..errors import SimError
 from ..tables.hash import ExactMatchTable
-from ..tables.lpm import Lpm4, Lpm6, LpmError
+from ..tables.lpm import Fib, Lpm4, Lpm6, LpmError
 from .acl import AclRoutes
 from .em import em_table
 from .rules import LpmRuleArrays, lpm_rule_arrays, parse_acl_rules, parse_em_rules
@@ -40,6 +40,13 @@ def rule_files(kind: str, rule_ipv4: Path | None, rule_ipv6: Path | None,
     return DEFAULT_ROUTES / f"{kind}_default_v4.cfg", DEFAULT_ROUTES / f"{kind}_default_v6.cfg"
 
 
+def file_label(path: Path) -> str:
+    """How traces and ``lookup`` name a rule file: as given, or ``routes/<name>`` for
+    l3fwd's built-in tables."""
+    path = Path(path)
+    return f"routes/{path.name}" if path.parent == DEFAULT_ROUTES else str(path)
+
+
 def installed(rules: list, ports: PortConfig) -> list:
     """The rules ``setup_*`` keeps: output port enabled in the portmask."""
     return [r for r in rules if ports.is_enabled(r.port)]
@@ -48,41 +55,46 @@ def installed(rules: list, ports: PortConfig) -> list:
 @dataclass
 class LpmRoutes:
     """rte_lpm/rte_lpm6 tables (``--lookup lpm``) or rte_fib/rte_fib6 (``--lookup fib``,
-    where a /0 route is the default next hop instead of a miss)."""
-    v4: Lpm4
-    v6: Lpm6
+    :class:`~l3fwd_sim.tables.lpm.Fib`: a /0 route is the default next hop instead of a
+    miss). Every installed rule's id is its line in ``files[family]``."""
+    v4: Lpm4 | Fib
+    v6: Lpm6 | Fib
     installed: dict = field(default_factory=dict)
-    default4: int | None = None
-    default6: int | None = None
+    files: dict = field(default_factory=dict)        # family -> file_label of its rule file
 
 
 @dataclass
 class EmRoutes:
-    """rte_hash flow tables (``--lookup em``); only one family is populated."""
+    """rte_hash flow tables (``--lookup em``); only one family is populated. Rule ids
+    are lines of ``files[family]``."""
     v4: ExactMatchTable
     v6: ExactMatchTable
     installed: dict = field(default_factory=dict)
+    files: dict = field(default_factory=dict)
 
 
-def _build(table_cls, rules: LpmRuleArrays, ports: PortConfig, allow_default: bool):
-    """The table of the installed rules and the next hop of the last installed /0 rule
-    (rte_fib's default route; rte_lpm refuses depth 0)."""
+def _build(table_cls, rules: LpmRuleArrays, ports: PortConfig, fib: bool):
+    """The table of the installed rules, each with its line as rule id: rte_lpm's,
+    which refuses depth 0, or rte_fib's, whose default route is the last installed /0
+    rule."""
     zero = np.flatnonzero(rules.depth == 0)
-    if len(zero) and not allow_default:
+    if len(zero) and not fib:
         raise SimError(f"{rules.where(zero[0])}: depth 0 is rejected by rte_lpm/rte_lpm6 "
                        "(--lookup fib takes /0 as a default route)")
     rules = rules.select(ports.enabled[rules.port])
-    defaults = rules.port[rules.depth == 0]
-    default = int(defaults[-1]) if len(defaults) else None
+    defaults = np.flatnonzero(rules.depth == 0)
+    default = (int(rules.port[defaults[-1]]), int(rules.line[defaults[-1]])) if len(defaults) else (None, None)
     rules = rules.select(rules.depth > 0)
     try:
         if table_cls is Lpm4:
             table = Lpm4()
-            table.build(rules.prefix, rules.depth, rules.port)
-            return table, default
-        return table_cls.from_rules(zip(rules.prefix.tolist(), rules.depth.tolist(), rules.port.tolist())), default
+            table.build(rules.prefix, rules.depth, rules.port, rules.line)
+        else:
+            table = table_cls.from_rules(zip(rules.prefix.tolist(), rules.depth.tolist(), rules.port.tolist(),
+                                             rules.line.tolist()))
     except LpmError as err:
         raise SimError(f"{rules.path}: {err}") from None
+    return Fib(table, *default) if fib else table
 
 
 def load_routes(lookup: str, ports: PortConfig, rule_ipv4: Path | None = None,
@@ -100,15 +112,15 @@ def load_routes(lookup: str, ports: PortConfig, rule_ipv4: Path | None = None,
     for path, rules in ((path4, rules4), (path6, rules6)):
         if not len(rules):
             warnings.append(f"{path}: no rules (dpdk-l3fwd itself refuses a rule file without R lines)")
+    files = {4: file_label(path4), 6: file_label(path6)}
     if lookup == "em":
         rules4 = installed(rules4, ports) if not ipv6 else []
         rules6 = installed(rules6, ports) if ipv6 else []
         return EmRoutes(em_table(rules4, 4), em_table(rules6, 6),
-                        {"ipv4": len(rules4), "ipv6": len(rules6)})
-    (v4, default4), (v6, default6) = (_build(Lpm4, rules4, ports, lookup == "fib"),
-                                      _build(Lpm6, rules6, ports, lookup == "fib"))
+                        {"ipv4": len(rules4), "ipv6": len(rules6)}, files)
+    v4, v6 = _build(Lpm4, rules4, ports, lookup == "fib"), _build(Lpm6, rules6, ports, lookup == "fib")
     count = {"ipv4": int(ports.enabled[rules4.port].sum()), "ipv6": int(ports.enabled[rules6.port].sum())}
-    return LpmRoutes(v4, v6, count, default4, default6)
+    return LpmRoutes(v4, v6, count, files)
 
 
 def _acl_routes(ports: PortConfig, rule_ipv4: Path | None, rule_ipv6: Path | None) -> AclRoutes:
@@ -130,4 +142,4 @@ def _acl_routes(ports: PortConfig, rule_ipv4: Path | None, rule_ipv6: Path | Non
         if len(bad):
             raise SimError(f"{family_rules.where[bad[0]]}: routes to port {port[bad[0]]}, which the portmask does "
                            "not enable (dpdk-l3fwd stops: fwd number illegal)")
-    return AclRoutes.from_rules(*rules)
+    return AclRoutes.from_rules(*rules, {4: file_label(Path(rule_ipv4)), 6: file_label(Path(rule_ipv6))})

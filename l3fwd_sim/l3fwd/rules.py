@@ -61,6 +61,10 @@ class LpmRule:
     port: int
     where: str  # "file:line", for errors raised after parsing (e.g. by the LPM)
 
+    @property
+    def line(self) -> int:
+        return int(self.where.rsplit(":", 1)[1])
+
 
 @dataclass(frozen=True)
 class EmRule:
@@ -72,6 +76,10 @@ class EmRule:
     proto: int
     port: int
     where: str
+
+    @property
+    def line(self) -> int:
+        return int(self.where.rsplit(":", 1)[1])
 
 
 def _c_number(token: str, what: str, limit: int, where: str) -> int:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
+
 from ..dataplane.inputs import PortInputs
 from ..dataplane.jobs import in_processes, run_jobs
 from ..dataplane.lcore import Lcore, forward_all, prepare_outdir
@@ -23,12 +25,14 @@ from ..dataplane.queues import Lcores, default_config, lcores_of, parse_config
 from ..dataplane.rss import DEFAULT_KEY, RETA_SIZES, split_by_rss
 from ..dataplane.rx import rx_queue_setup
 from ..dataplane.stats import RunStats, write_json_atomic
+from ..dataplane.trace import TRACE_FILE, Tracing, render_spools
 from ..dataplane.tx import TxModel, account_multi, account_simple
 from ..errors import SimError
 from . import multi, simple
 from .acl import account_acl
 from .pipelines import DROP_REASONS
 from .routing import AclRoutes, EmRoutes, LpmRoutes, load_routes
+from .trace import describe
 
 LOOKUPS = ("lpm", "em", "fib", "acl")
 PIPELINES = {"simple": simple.forward, "multi": multi.forward}
@@ -65,6 +69,7 @@ class RunOptions(PortInputs):
     tx_burst: int = 32
     chunk_packets: int = 65536           # super-burst size: a speed knob, never changes output
     jobs: int = 1                        # processes: a speed knob, never changes output
+    trace: int | str | None = None       # trace the first N packets (per lcore), "all", or None: OUTDIR/trace.jsonl
     progress: Callable[[int, int], None] | None = None   # called with (bytes read, total bytes)
 
 
@@ -85,6 +90,8 @@ def _validate(opt: RunOptions) -> tuple[int, dict[int, Path], list[str]]:
         opt.alg = None                     # as l3fwd: an unknown name means the default method
     if not 1 <= opt.jobs <= 64:
         raise SimError(f"--jobs {opt.jobs}: must be in 1..64")
+    if opt.trace is not None and opt.trace != "all" and not (isinstance(opt.trace, int) and opt.trace >= 0):
+        raise SimError(f"--trace {opt.trace}: give a number of packets (0 or more) or 'all'")
     for name in ("rx_burst", "tx_burst"):
         value = getattr(opt, name)
         if not 1 <= value <= 512:
@@ -122,12 +129,12 @@ def run(opt: RunOptions) -> dict:
     queue_inputs = {(int(p), int(q)): Path(f) for (p, q), f in opt.queue_inputs.items() if portmask >> int(p) & 1}
     config = parse_config(opt.config) if opt.config else default_config(sorted({*inputs, *(p for p, _ in queue_inputs)}))
     lcores = lcores_of(config, portmask)
-    with _rx_sources(lcores, inputs, queue_inputs, notes, opt) as (sources, labels):
-        return _run_lcores(opt, started, portmask, lcores, sources, labels, notes)
+    with _rx_sources(lcores, inputs, queue_inputs, notes, opt) as (sources, labels, rx_indices):
+        return _run_lcores(opt, started, portmask, lcores, sources, labels, rx_indices, notes)
 
 
 def _run_lcores(opt: RunOptions, started: float, portmask: int, lcores: Lcores, sources: dict, labels: dict,
-                notes: list) -> dict:
+                rx_indices: dict, notes: list) -> dict:
     ports = PortConfig(portmask, opt.eth_dest, opt.port_mac)
     tx_ports = ports_of(portmask)
     stats = RunStats(sorted({port for port, _ in sources}), tx_ports, DROP_REASONS)
@@ -141,37 +148,57 @@ def _run_lcores(opt: RunOptions, started: float, portmask: int, lcores: Lcores, 
     several = len(lcores.ids) > 1
     # each lcore's queues that have a capture, in its polling order
     polled = {lc: [q for q in lcores.rx[lc] if (q.port, q.queue) in sources] for lc in lcores.ids}
+    limit = None if opt.trace == "all" else opt.trace
+    # where a trace line's output position or input record number is only known at the end
+    spool = several or opt.jobs > 1 or bool(rx_indices)
+    trace_lines = describe(opt.lookup, routes, stats.reasons) if opt.trace is not None else None
 
-    def lcore_loop(lcore_id: int, jobs: int) -> tuple[RunStats, TxModel]:
+    def lcore_loop(lcore_id: int, jobs: int) -> tuple[RunStats, TxModel, list]:
         """One lcore's main loop over its queues, into its TX queue's files."""
         queues = [(q.port, sources[q.port, q.queue]) for q in polled[lcore_id]]
         name = f"port{{port}}.q{lcores.tx_queue(lcore_id)}.pcap" if several else "port{port}.pcap"
-        lcore = Lcore(queues, opt.rx_burst, lambda batch, timer: forward(batch, setup, timer), tx_ports, nanosecond,
-                      _account(opt.lookup, opt.pipeline), opt.chunk_packets, None if several else opt.progress, name)
+        tracing = trace_lines and Tracing(limit, lcore_id, [q.queue for q in polled[lcore_id]], trace_lines, spool)
+        lcore = Lcore(queues, opt.rx_burst, lambda batch, timer, *trace: forward(batch, setup, timer, *trace),
+                      tx_ports, nanosecond, _account(opt.lookup, opt.pipeline), opt.chunk_packets,
+                      None if several else opt.progress, name, tracing)
         lcore_stats = RunStats(sorted({port for port, _ in queues}), tx_ports, DROP_REASONS)
         tx_model = TxModel(tx_ports, opt.rx_burst, opt.tx_burst)
         if jobs > 1 and queues:
-            run_jobs(lcore, jobs, opt.outdir, lcore_stats, tx_model)
+            spools = run_jobs(lcore, jobs, opt.outdir, lcore_stats, tx_model)
         else:
-            forward_all(lcore, opt.outdir, lcore_stats, tx_model)
+            spools = forward_all(lcore, opt.outdir, lcore_stats, tx_model)
         tx_model.drain()
-        return lcore_stats, tx_model
+        return lcore_stats, tx_model, spools
 
     if several and opt.jobs > 1:                  # lcores are independent: one process each
         per_lcore = in_processes([lambda lc=lc: lcore_loop(lc, 1) for lc in lcores.ids], opt.jobs)
     else:
         per_lcore = [lcore_loop(lc, opt.jobs) for lc in lcores.ids]
-    tx_models = [tx_model for _, tx_model in per_lcore]
-    for lcore_id, (lcore_stats, _) in zip(lcores.ids, per_lcore):
+    tx_models = [tx_model for _, tx_model, _ in per_lcore]
+    lcore_spools = [spools for _, _, spools in per_lcore]
+    for lcore_id, (lcore_stats, _, _) in zip(lcores.ids, per_lcore):
         stats.merge(lcore_stats)
         received = {f"{q.port}.{q.queue}": n for q, n in zip(polled[lcore_id], lcore_stats.queue_rx)}
         stats.lcores[lcore_id] = {"rx_queues": [[q.port, q.queue] for q in lcores.rx[lcore_id]],
                                   "tx_queue": lcores.tx_queue(lcore_id), "rx_per_queue": received,
                                   **lcore_stats.to_dict()["totals"]}
-    if several:
-        for port in tx_ports:
-            merge_by_time([opt.outdir / f"port{port}.q{k}.pcap" for k in range(len(lcores.ids))],
-                          opt.outdir / f"port{port}.pcap")
+    try:
+        positions = {}                            # port -> per TX queue, its records' places in port<N>.pcap
+        if several:
+            for port in tx_ports:
+                positions[port] = merge_by_time([opt.outdir / f"port{port}.q{k}.pcap" for k in range(len(lcores.ids))],
+                                                opt.outdir / f"port{port}.pcap")
+        if trace_lines:
+            traced = stats.traced
+            if spool:
+                traced = render_spools(lcore_spools, limit, opt.outdir, trace_lines,
+                                       _tx_position(positions, lcores) if several else None,
+                                       _rx_index(rx_indices) if rx_indices else None)
+            stats.trace = {"file": TRACE_FILE, "limit": "all" if limit is None else limit, "packets": traced}
+    finally:
+        for spools in lcore_spools:
+            for each in spools:
+                each.remove()
     stats.tx_model = TxModel.total(tx_models)
     stats.elapsed = time.perf_counter() - started
     stats.options = {"portmask": f"0x{portmask:x}", "lookup": opt.lookup, "ipv6": opt.ipv6,
@@ -186,6 +213,29 @@ def _run_lcores(opt: RunOptions, started: float, portmask: int, lcores: Lcores, 
     return result
 
 
+def _tx_position(positions: dict, lcores: Lcores):
+    """Several lcores: a record's place in its TX queue's file → its place in port<N>.pcap."""
+    def position(lcore: int, port: np.ndarray, index: np.ndarray) -> np.ndarray:
+        queue = lcores.tx_queue(lcores.ids[lcore])
+        placed = np.empty_like(index)
+        for each in np.unique(port).tolist():
+            mine = port == each
+            placed[mine] = positions[each][queue][index[mine]]
+        return placed
+    return position
+
+
+def _rx_index(rx_indices: dict):
+    """A record number in an RX queue's share of an RSS-split capture → in the capture."""
+    def index(records: np.ndarray) -> np.ndarray:
+        result = records["index"].copy()
+        for (port, queue), original in rx_indices.items():
+            mine = (records["rx_port"] == port) & (records["rx_queue"] == queue)
+            result[mine] = original[records["index"][mine]]
+        return result
+    return index
+
+
 @contextmanager
 def _rx_sources(lcores: Lcores, inputs: dict[int, Path], queue_inputs: dict[tuple[int, int], Path],
                 notes: list[str], opt: RunOptions):
@@ -195,6 +245,7 @@ def _rx_sources(lcores: Lcores, inputs: dict[int, Path], queue_inputs: dict[tupl
     nothing."""
     sources: dict[tuple[int, int], Path] = {}
     labels: dict[tuple[int, int], str] = {}          # what stats.json says each queue reads
+    rx_indices: dict[tuple[int, int], np.ndarray] = {}   # RSS shares: their records' numbers in the capture
     temporary = []
     try:
         for port, path in sorted(inputs.items()):
@@ -204,9 +255,10 @@ def _rx_sources(lcores: Lcores, inputs: dict[int, Path], queue_inputs: dict[tupl
             elif queues == 1:
                 sources[port, 0] = path
             else:
-                directory, files = split_by_rss(path, queues, opt.lookup == "acl", opt.rss_key, opt.reta_size)
+                directory, files, indices = split_by_rss(path, queues, opt.lookup == "acl", opt.rss_key, opt.reta_size)
                 temporary.append(directory)
                 sources.update({(port, q): f for q, f in enumerate(files)})
+                rx_indices.update({(port, q): index for q, index in enumerate(indices)})
                 labels.update({(port, q): f"{path} (RSS, queue {q} of {queues})" for q in range(queues)})
         for (port, queue), path in queue_inputs.items():
             if queue >= lcores.queues.get(port, 0):
@@ -215,7 +267,7 @@ def _rx_sources(lcores: Lcores, inputs: dict[int, Path], queue_inputs: dict[tupl
             else:
                 sources[port, queue] = path
         labels.update({key: str(path) for key, path in sources.items() if key not in labels})
-        yield sources, labels
+        yield sources, labels, rx_indices
     finally:
         for directory in temporary:
             shutil.rmtree(directory, ignore_errors=True)

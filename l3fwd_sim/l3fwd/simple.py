@@ -2,7 +2,8 @@
 ``l3fwd_lpm_simple_forward`` (``l3fwd_lpm.h``), ``l3fwd_em_simple_forward``
 (``l3fwd_em.h``) and the per-packet FIB variant (``l3fwd_fib.c``, non-x86), read line
 by line. Each function forwards one frame, editing it in place, and returns
-``(dst_port, 0)`` or ``(-1, drop reason)``."""
+``(dst_port, 0)`` or ``(-1, drop reason)``; when tracing, ``note(table, rule,
+next_hop)`` is told what the lookup answered."""
 from __future__ import annotations
 
 import struct
@@ -45,7 +46,7 @@ def _send(frame: memoryview, next_hop: int | None, portid: int, ipv4: bool, port
     return dst_port, 0
 
 
-def lpm_simple_forward(frame: memoryview, pkt_len: int, portid: int, setup) -> tuple[int, int]:
+def lpm_simple_forward(frame: memoryview, pkt_len: int, portid: int, setup, note=None) -> tuple[int, int]:
     if pkt_len < MIN_ETHER:
         return -1, TRUNCATED
     routes = setup.routes
@@ -55,17 +56,19 @@ def lpm_simple_forward(frame: memoryview, pkt_len: int, portid: int, setup) -> t
             return -1, RFC1812_INVALID
         if pkt_len < MIN_IPV4_LPM:
             return -1, TRUNCATED
-        next_hop = routes.v4.lookup(ipv4_dst(frame))
+        next_hop, rule = routes.v4.lookup_rule(ipv4_dst(frame))
     elif kind == IPV6:
         if pkt_len < MIN_IPV6_LPM:
             return -1, TRUNCATED
-        next_hop = routes.v6.lookup(ipv6_dst(frame))
+        next_hop, rule = routes.v6.lookup_rule(ipv6_dst(frame))
     else:
         return -1, UNKNOWN_PTYPE     # "Free the mbuf that contains non-IPV4/IPV6 packet" (D1)
+    if note:
+        note("lpm4" if kind == IPV4 else "lpm6", rule, next_hop)
     return _send(frame, next_hop, portid, kind == IPV4, setup.ports)
 
 
-def em_simple_forward(frame: memoryview, pkt_len: int, portid: int, setup) -> tuple[int, int]:
+def em_simple_forward(frame: memoryview, pkt_len: int, portid: int, setup, note=None) -> tuple[int, int]:
     """Only IPv4/IPv6 TCP/UDP (by ``em_parse_ptype``) are forwarded; the rest is freed
     (D1–D4). DPDK frees an RFC 1812-invalid packet and then still enqueues it (a
     use-after-free, D9); l3fwd-sim drops it."""
@@ -80,17 +83,19 @@ def em_simple_forward(frame: memoryview, pkt_len: int, portid: int, setup) -> tu
             return -1, RFC1812_INVALID
         if pkt_len < MIN_TUPLE_IPV4:
             return -1, TRUNCATED
-        next_hop = routes.v4.lookup(em.key_of(frame, 4))
+        next_hop, rule = routes.v4.lookup_rule(em.key_of(frame, 4))
     elif kind == EM_IPV6 and tcp_udp:
         if pkt_len < MIN_TUPLE_IPV6:
             return -1, TRUNCATED
-        next_hop = routes.v6.lookup(em.key_of(frame, 6))
+        next_hop, rule = routes.v6.lookup_rule(em.key_of(frame, 6))
     else:
         return -1, UNKNOWN_PTYPE if kind == EM_UNKNOWN else NOT_TCP_UDP
+    if note:
+        note("em4" if kind == EM_IPV4 else "em6", rule, next_hop)
     return _send(frame, next_hop, portid, kind == EM_IPV4, setup.ports)
 
 
-def fib_forward(frame: memoryview, pkt_len: int, portid: int, setup) -> tuple[int, int]:
+def fib_forward(frame: memoryview, pkt_len: int, portid: int, setup, note=None) -> tuple[int, int]:
     """Every packet without the IPv4 type is looked up as IPv6 (D10); the default next
     hop (a miss) is the input port; no portmask re-check; RFC 1812 as the multi path."""
     if pkt_len < MIN_ETHER:
@@ -100,13 +105,13 @@ def fib_forward(frame: memoryview, pkt_len: int, portid: int, setup) -> tuple[in
     if pkt_len < (MIN_IPV4_LPM if is_v4 else MIN_IPV6_LPM):
         return -1, TRUNCATED
     if is_v4:
-        next_hop = routes.v4.lookup(ipv4_dst(frame))
-        default = routes.default4
+        next_hop, rule = routes.v4.lookup_rule(ipv4_dst(frame))     # a /0 route answers as the default
     else:
-        next_hop = routes.v6.lookup(ipv6_dst(frame))
-        default = routes.default6
+        next_hop, rule = routes.v6.lookup_rule(ipv6_dst(frame))
+    if note:
+        note("fib4" if is_v4 else "fib6", rule, next_hop)
     if next_hop is None:
-        next_hop = portid if default is None else default
+        next_hop = portid
     setup.ports.rewrite(frame, next_hop)
     if is_v4 and rfc1812_process_one(frame):
         return -1, RFC1812_INVALID
@@ -137,13 +142,15 @@ def acl_forward(frame: memoryview, pkt_len: int, portid: int, setup, action: int
 FORWARD = {"lpm": lpm_simple_forward, "em": em_simple_forward, "fib": fib_forward}
 
 
-def forward(batch, setup, timer) -> tuple[np.ndarray, np.ndarray]:
+def forward(batch, setup, timer, trace=None) -> tuple[np.ndarray, np.ndarray]:
+    """``trace``: a :class:`~l3fwd_sim.l3fwd.trace.Decisions` the lookups note their
+    answers in, or None."""
     width = HEAD_BYTES
     with timer("forward"):
         if setup.lookup == "acl":            # rte_acl_classify runs over the burst, the rest per packet
-            actions = iter(acl.classify_burst(setup.routes, batch.heads, batch.caplen)[2].tolist())
+            actions = iter(acl.classify_burst(setup.routes, batch.heads, batch.caplen, trace)[2].tolist())
 
-            def forward_one(frame, pkt_len, portid, setup):
+            def forward_one(frame, pkt_len, portid, setup, note):
                 return acl_forward(frame, pkt_len, portid, setup, next(actions))
         else:
             forward_one = FORWARD[setup.lookup]
@@ -151,9 +158,10 @@ def forward(batch, setup, timer) -> tuple[np.ndarray, np.ndarray]:
         frames = memoryview(raw)
         dest, reason = [], []
         starts = range(0, len(batch) * width, width)
-        for start, frame_len, pkt_len, portid in zip(starts, np.minimum(batch.caplen, width).tolist(),
-                                                     batch.caplen.tolist(), batch.in_port.tolist()):
-            port, why = forward_one(frames[start:start + frame_len], pkt_len, portid, setup)
+        notes = [None] * len(batch) if trace is None or setup.lookup == "acl" else trace.notes()
+        for start, frame_len, pkt_len, portid, note in zip(starts, np.minimum(batch.caplen, width).tolist(),
+                                                           batch.caplen.tolist(), batch.in_port.tolist(), notes):
+            port, why = forward_one(frames[start:start + frame_len], pkt_len, portid, setup, note)
             dest.append(port)
             reason.append(why)
         batch.heads[:] = np.frombuffer(raw, np.uint8).reshape(batch.heads.shape)

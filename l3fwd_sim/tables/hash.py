@@ -16,23 +16,29 @@ _MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
 
 
 class ExactMatchTable:
-    """Keys → output port.
+    """Keys → output port, and the id of the rule that stored it.
 
     Open addressing with linear probing over a power-of-two slot array at most half
-    full; each slot holds a key and its port (-1 = empty), so a probe is one random
-    access. Both the build and the lookup are vectorised: each round handles every key
-    still probing."""
+    full; each slot holds a key, its port (-1 = empty) and its rule id, so a probe is
+    one random access. Both the build and the lookup are vectorised: each round handles
+    every key still probing."""
 
-    def __init__(self, key_words: int, flows: dict[tuple[int, ...], int] | None = None):
-        """``flows`` maps keys (tuples of ``key_words`` 64-bit words) to ports."""
+    def __init__(self, key_words: int, flows: dict[tuple[int, ...], int] | None = None,
+                 rules: dict[tuple[int, ...], int] | None = None):
+        """``flows`` maps keys (tuples of ``key_words`` 64-bit words) to ports;
+        ``rules`` maps keys to the caller's id of the rule that stored them (e.g. its
+        line; default 0)."""
         self.key_words = key_words
         self.flows = dict(flows or {})
+        self.rules = {key: (rules or {}).get(key, 0) for key in self.flows}
         keys = np.array(list(self.flows), np.uint64).reshape(-1, key_words)
         ports = np.array(list(self.flows.values()), np.int64)
+        rule_ids = np.array(list(self.rules.values()), np.int64)
         bits = max(4, (2 * len(keys) - 1).bit_length())
         self._mask = np.uint64((1 << bits) - 1)
         self._keys = np.zeros((1 << bits, key_words), np.uint64)
         self._ports = np.full(1 << bits, -1, np.int64)
+        self._rules = np.full(1 << bits, -1, np.int64)
         pending = np.arange(len(keys))
         pos = self._hash(keys) & self._mask
         while len(pending):
@@ -42,6 +48,7 @@ class ExactMatchTable:
             winners = np.flatnonzero(free)[first]
             self._keys[pos[winners]] = keys[pending[winners]]
             self._ports[pos[winners]] = ports[pending[winners]]
+            self._rules[pos[winners]] = rule_ids[pending[winners]]
             keep = np.ones(len(pending), bool)
             keep[winners] = False
             pending, pos = pending[keep], (pos[keep] + np.uint64(1)) & self._mask
@@ -63,11 +70,18 @@ class ExactMatchTable:
     def lookup(self, key: tuple[int, ...]) -> int | None:
         return self.flows.get(key)
 
-    def lookup_bulk(self, keys: np.ndarray, default: np.ndarray) -> np.ndarray:
-        """Port per key row, ``default`` (per row) on a miss."""
+    def lookup_rule(self, key: tuple[int, ...]) -> tuple[int | None, int | None]:
+        """(port, rule id) of ``key``, or (None, None)."""
+        port = self.flows.get(key)
+        return (port, self.rules[key]) if port is not None else (None, None)
+
+    def lookup_bulk(self, keys: np.ndarray, default: np.ndarray, rules: bool = False):
+        """Port per key row, ``default`` (per row) on a miss; with ``rules``, also the
+        rule id per row (-1 on a miss)."""
         result = np.array(np.broadcast_to(default, len(keys)), np.int64)
+        rule = np.full(len(keys), -1, np.int64) if rules else None
         if not self.flows or not len(keys):
-            return result
+            return (result, rule) if rules else result
         active = np.arange(len(keys))
         pos = self._hash(keys) & self._mask
         probed = keys                                       # keys[active], without the first copy
@@ -78,7 +92,9 @@ class ExactMatchTable:
             for word in range(probed.shape[1]):             # column by column: no (n, w) temporaries
                 hit &= stored[:, word] == probed[:, word]
             result[active[hit]] = port[hit]
+            if rules:
+                rule[active[hit]] = self._rules[pos[hit]]
             probing = (port >= 0) & ~hit
             active, pos = active[probing], (pos[probing] + np.uint64(1)) & self._mask
             probed = keys[active]
-        return result
+        return (result, rule) if rules else result

@@ -21,6 +21,12 @@ Entry encoding (uint32, the same in tbl24 and tbl8)::
 An all-zero entry is invalid, which means a miss. lookup_bulk returns int64 next
 hops, with ``default`` where a key misses.
 
+Beside every entry the table keeps the id of the rule that wrote it (``tbl24_rule``,
+``tbl8_rule``: the caller's number for the rule, e.g. its line in a rule file; 0 when
+none was given). The same writes set both, so ``lookup_rule`` / ``lookup_bulk(...,
+rules=True)`` name the very rule whose next hop the lookup returns: after overrides
+(the later rule) and deletes (the covering rule that takes over) alike.
+
 Semantics modelled (rte_lpm.c / rte_lpm6.c):
 
 * add: the prefix is masked to its depth. Cells covered by the prefix are
@@ -48,7 +54,7 @@ from typing import Iterable
 
 import numpy as np
 
-__all__ = ["LpmError", "StrideTable", "Lpm4", "Lpm6"]
+__all__ = ["LpmError", "StrideTable", "Lpm4", "Lpm6", "Fib"]
 
 _VALID = 0x80000000
 _EXT = 0x40000000
@@ -99,27 +105,30 @@ class StrideTable:
         """Empty the table (rte_lpm_delete_all). np.zeros keeps tbl24 pages lazy."""
         self.tbl24 = np.zeros(1 << 24, np.uint32)
         self.tbl8 = np.zeros(0, np.uint32)
-        self._tbl24_view = memoryview(self.tbl24)
-        self._tbl8_view = memoryview(self.tbl8)
+        self.tbl24_rule = np.zeros(1 << 24, np.uint32)   # the rule id beside each entry
+        self.tbl8_rule = np.zeros(0, np.uint32)
+        self._tbl24_view, self._tbl24_rule_view = memoryview(self.tbl24), memoryview(self.tbl24_rule)
+        self._tbl8_view, self._tbl8_rule_view = memoryview(self.tbl8), memoryview(self.tbl8_rule)
         self._free: list[int] = []  # heap of freed group indices, all below _high
         self._high = 0              # groups >= _high have never been used
-        self._rule_dicts: list[dict[int, int]] = [{} for _ in range(self.key_bits + 1)]
+        self._rule_dicts: list[dict[int, tuple[int, int]]] = [{} for _ in range(self.key_bits + 1)]
         self._pending = None  # rules from build(), turned into dicts on first use
         self._pending_len = 0
 
     @property
-    def _rules(self) -> list[dict[int, int]]:
-        """Per depth, {masked key: next hop} (rte_lpm's rule table). After build() the
-        dicts are made on first use, so a table that is only looked up never pays for them."""
+    def _rules(self) -> list[dict[int, tuple[int, int]]]:
+        """Per depth, {masked key: (next hop, rule id)} (rte_lpm's rule table). After
+        build() the dicts are made on first use, so a table that is only looked up never
+        pays for them."""
         if self._pending is not None:
             words, deduped = self._pending
             self._pending = None
             wbits = words.itemsize * 8
-            for d, (sel, nhs) in deduped.items():
+            for d, (sel, nhs, ids) in deduped.items():
                 ints = words[sel, 0].tolist()
                 for c in range(1, words.shape[1]):
                     ints = [hi << wbits | lo for hi, lo in zip(ints, words[sel, c].tolist())]
-                self._rule_dicts[d] = dict(zip(ints, nhs.tolist()))
+                self._rule_dicts[d] = dict(zip(ints, zip(nhs.tolist(), ids.tolist())))
         return self._rule_dicts
 
     def __len__(self) -> int:
@@ -134,6 +143,9 @@ class StrideTable:
     def _table(self, level: int) -> np.ndarray:
         return self.tbl24 if level == 0 else self.tbl8
 
+    def _rule_table(self, level: int) -> np.ndarray:
+        return self.tbl24_rule if level == 0 else self.tbl8_rule
+
     def _alloc(self, n: int) -> np.ndarray:
         """Take the n lowest free group indices, the same order as rte_lpm's linear scan."""
         if self.max_groups is not None and self.groups_used + n > self.max_groups:
@@ -145,14 +157,15 @@ class StrideTable:
             cap = max(self._high, 2 * (self.tbl8.size // _GROUP), 16)
             if self.max_groups is not None:
                 cap = max(min(cap, self.max_groups), self._high)
-            grown = np.zeros(cap * _GROUP, np.uint32)
+            grown, grown_rule = np.zeros(cap * _GROUP, np.uint32), np.zeros(cap * _GROUP, np.uint32)
             grown[: self.tbl8.size] = self.tbl8
-            self.tbl8 = grown
-            self._tbl8_view = memoryview(grown)
+            grown_rule[: self.tbl8.size] = self.tbl8_rule
+            self.tbl8, self.tbl8_rule = grown, grown_rule
+            self._tbl8_view, self._tbl8_rule_view = memoryview(grown), memoryview(grown_rule)
         return np.concatenate([np.array(reuse, np.uint32), fresh])
 
     # ---------------------------------------------------------------- helpers
-    def _check(self, key, depth, next_hop=None) -> tuple[int, int, int | None]:
+    def _check(self, key, depth, next_hop=None, rule=0) -> tuple[int, int, int | None]:
         """Validate the scalar arguments and return them as Python ints."""
         if not isinstance(depth, (int, np.integer)) or not 1 <= depth <= self.key_bits:
             raise LpmError(f"depth must be 1..{self.key_bits}, got {depth!r}")
@@ -161,6 +174,8 @@ class StrideTable:
         if next_hop is not None and (not isinstance(next_hop, (int, np.integer))
                                      or not 0 <= next_hop <= self.max_next_hop):
             raise LpmError(f"next hop must be 0..{self.max_next_hop}, got {next_hop!r}")
+        if not isinstance(rule, (int, np.integer)) or not 0 <= rule <= 0xFFFFFFFF:
+            raise LpmError(f"rule id must be 0..{0xFFFFFFFF}, got {rule!r}")
         return int(key), int(depth), None if next_hop is None else int(next_hop)
 
     def _mask(self, key: int, depth: int) -> int:
@@ -182,7 +197,7 @@ class StrideTable:
     def _walk(self, key: int, level: int, create: bool) -> list[tuple[int, int]]:
         """Cells (level, flat index) from tbl24 down to `level`. When `create` is
         set, a tbl8 group is allocated where a cell is not extended yet, filled
-        with that cell's rule (rte_lpm add_depth_big)."""
+        with that cell's rule (rte_lpm add_depth_big) and rule id."""
         path = [(0, self._index(key, 0))]
         for lvl in range(1, level + 1):
             plvl, pidx = path[-1]
@@ -194,7 +209,9 @@ class StrideTable:
                     raise AssertionError("rule path is not extended")
                 g = int(self._alloc(1)[0])
                 self.tbl8[g << 8:(g + 1) << 8] = e
+                self.tbl8_rule[g << 8:(g + 1) << 8] = self._rule_table(plvl)[pidx]
                 self._table(plvl)[pidx] = _EXT_VALID | g  # re-fetched: _alloc may grow tbl8
+                self._rule_table(plvl)[pidx] = 0
             path.append((lvl, self._index(key, lvl, g)))
         return path
 
@@ -205,39 +222,42 @@ class StrideTable:
             e = int(self.tbl8[self._index(key, lvl, e & self._pmask)])
         return level - lvl
 
-    def _range(self, cell: tuple[int, int], depth: int) -> np.ndarray:
+    def _paint(self, cell: tuple[int, int], depth: int, entry: int, rule: int) -> None:
+        """Write `entry` and its `rule` id into every non-extended cell of the range a
+        rule of `depth` covers from `cell` whose depth is <= `depth`. Extended cells are
+        followed into their groups, all levels down. This one rule serves add (entry =
+        the new rule) and delete (entry = the replacement rule, or 0)."""
         lvl, idx = cell
-        return self._table(lvl)[idx: idx + (1 << (24 + 8 * lvl - depth))]  # idx is aligned
-
-    def _paint(self, cells: np.ndarray, entry: int, depth: int) -> None:
-        """Write `entry` into every non-extended cell of `cells` (a view) whose depth
-        is <= `depth`. Extended cells are followed into their groups, all levels
-        down. This one rule serves add (entry = the new rule) and delete
-        (entry = the replacement rule, or 0)."""
+        span = slice(idx, idx + (1 << (24 + 8 * lvl - depth)))   # idx is aligned
+        cells, rule_cells = self._table(lvl)[span], self._rule_table(lvl)[span]
         limit = depth << self._dshift
-        cells[(cells & self._ext_depth) <= limit] = entry
+        mine = (cells & self._ext_depth) <= limit
+        cells[mine] = entry
+        rule_cells[mine] = rule
         groups = cells[cells >= _EXT_VALID] & self._pmask
         while groups.size:  # one level of child groups per pass
-            grid = self.tbl8.reshape(-1, _GROUP)
-            rows = grid[groups]
-            rows[(rows & self._ext_depth) <= limit] = entry
-            grid[groups] = rows
+            grid, rule_grid = self.tbl8.reshape(-1, _GROUP), self.tbl8_rule.reshape(-1, _GROUP)
+            rows, rule_rows = grid[groups], rule_grid[groups]
+            mine = (rows & self._ext_depth) <= limit
+            rows[mine] = entry
+            rule_rows[mine] = rule
+            grid[groups], rule_grid[groups] = rows, rule_rows
             groups = rows[rows >= _EXT_VALID] & self._pmask
 
     # ---------------------------------------------------------------- scalar API
-    def add(self, key: int, depth: int, next_hop: int) -> None:
-        key, depth, next_hop = self._check(key, depth, next_hop)
+    def add(self, key: int, depth: int, next_hop: int, rule: int = 0) -> None:
+        key, depth, next_hop = self._check(key, depth, next_hop, rule)
         key = self._mask(key, depth)
         rules = self._rules[depth]
-        if rules.get(key) == next_hop:  # rte_lpm: an identical rule is a no-op
+        if rules.get(key) == (next_hop, rule):  # an identical rule changes nothing
             return
         level = self._level(depth)
         need = self._groups_needed(key, level)
         if need and self.max_groups is not None and self.groups_used + need > self.max_groups:
             raise LpmError(f"out of tbl8 groups (ENOSPC): {self.max_groups} in use")
         path = self._walk(key, level, create=True)
-        rules[key] = next_hop
-        self._paint(self._range(path[-1], depth), self._entry(next_hop, depth), depth)
+        rules[key] = (next_hop, int(rule))
+        self._paint(path[-1], depth, self._entry(next_hop, depth), int(rule))
 
     def delete(self, key: int, depth: int) -> None:
         key, depth, _ = self._check(key, depth)
@@ -245,15 +265,15 @@ class StrideTable:
         if key not in self._rules[depth]:
             raise LpmError(f"rule {key:#x}/{depth} not present")
         del self._rules[depth][key]
-        repl = 0
+        repl, repl_rule = 0, 0
         for d in range(depth - 1, 0, -1):
-            nh = self._rules[d].get(self._mask(key, d))
-            if nh is not None:
-                repl = self._entry(nh, d)
+            covering = self._rules[d].get(self._mask(key, d))
+            if covering is not None:
+                repl, repl_rule = self._entry(covering[0], d), covering[1]
                 break
         level = self._level(depth)
         path = self._walk(key, level, create=False)
-        self._paint(self._range(path[-1], depth), repl, depth)
+        self._paint(path[-1], depth, repl, repl_rule)
         # Fold uniform groups back into their parent cell, bottom up.
         for lvl in range(level, 0, -1):
             g = path[lvl][1] >> 8
@@ -264,23 +284,30 @@ class StrideTable:
                 break  # extended, deeper than the parent level, or not uniform
             plvl, pidx = path[lvl - 1]
             self._table(plvl)[pidx] = first
+            self._rule_table(plvl)[pidx] = self.tbl8_rule[g << 8]   # one rule fills the group
             heapq.heappush(self._free, g)
 
     def lookup(self, key: int) -> int | None:
-        # memoryviews index to Python ints several times faster than numpy scalars:
-        # this is the simple pipeline's per-packet lookup
+        """The next hop of the longest matching rule, or None (-ENOENT)."""
+        return self.lookup_rule(key)[0]
+
+    def lookup_rule(self, key: int) -> tuple[int | None, int | None]:
+        """(next hop, rule id) of the longest matching rule, or (None, None). The walk
+        reads the entry, then the rule id beside it: the simple pipeline's per-packet
+        lookup (memoryviews index to Python ints several times faster than numpy)."""
         if type(key) is not int or not 0 <= key < self._key_limit:
             key = self._lookup_key(key)
         shift = self._shift24
-        e = self._tbl24_view[key >> shift]
-        if e >= _EXT_VALID:
-            tbl8 = self._tbl8_view
-            if len(tbl8) != len(self.tbl8):           # tbl8 was reallocated (grown)
-                tbl8 = self._tbl8_view = memoryview(self.tbl8)
-            while e >= _EXT_VALID:
-                shift -= 8
-                e = tbl8[(e & self._pmask) << 8 | (key >> shift) & 0xFF]
-        return e & self._pmask if e >= _VALID else None
+        index = key >> shift
+        e = self._tbl24_view[index]
+        if e < _EXT_VALID:
+            return (e & self._pmask, self._tbl24_rule_view[index]) if e >= _VALID else (None, None)
+        tbl8 = self._tbl8_view                    # replaced with tbl8 whenever it grows (_alloc)
+        while e >= _EXT_VALID:
+            shift -= 8
+            index = (e & self._pmask) << 8 | (key >> shift) & 0xFF
+            e = tbl8[index]
+        return (e & self._pmask, self._tbl8_rule_view[index]) if e >= _VALID else (None, None)
 
     def _lookup_key(self, key) -> int:
         """``key`` as a Python int (numpy integers are accepted), or LpmError."""
@@ -290,8 +317,13 @@ class StrideTable:
         return key
 
     def is_rule_present(self, key: int, depth: int) -> int | None:
+        """The next hop of the exact rule key/depth, or None."""
+        return self.rule(key, depth)[0]
+
+    def rule(self, key: int, depth: int) -> tuple[int | None, int | None]:
+        """(next hop, rule id) of the exact rule key/depth, or (None, None)."""
         key, depth, _ = self._check(key, depth)
-        return self._rules[depth].get(self._mask(key, depth))
+        return self._rules[depth].get(self._mask(key, depth), (None, None))
 
     def tbl24_entry(self, key: int) -> tuple[bool, int | None]:
         """(extended, group index or next hop) of key's tbl24 cell; (False, None) if invalid."""
@@ -299,10 +331,12 @@ class StrideTable:
         return (bool(e & _EXT), e & self._pmask) if e & _VALID else (False, None)
 
     # ---------------------------------------------------------------- bulk API
-    def lookup_bulk(self, idx0: np.ndarray, tail: np.ndarray, default, out=None) -> np.ndarray:
+    def lookup_bulk(self, idx0: np.ndarray, tail: np.ndarray, default, out=None, rules: bool = False):
         """idx0 is the uint32 tbl24 index of each key. tail[:, k] is the key byte for
-        tbl8 level k+1. Only keys that are still extended take part in each level's gather."""
+        tbl8 level k+1. Only keys that are still extended take part in each level's gather.
+        With ``rules``, returns (next hops, rule ids) with rule id -1 on a miss."""
         e = np.take(self.tbl24, idx0)
+        rule = np.take(self.tbl24_rule, idx0).astype(np.int64) if rules else None
         act = np.flatnonzero(e >= _EXT_VALID)
         lvl = 0
         while act.size:
@@ -312,6 +346,8 @@ class StrideTable:
             idx |= tail[:, lvl][act]
             sub = np.take(self.tbl8, idx)
             e[act] = sub
+            if rules:
+                rule[act] = np.take(self.tbl8_rule, idx)
             act = act[sub >= _EXT_VALID]
             lvl += 1
         miss = e < _VALID
@@ -320,11 +356,16 @@ class StrideTable:
             out = np.empty(e.size, np.int64)
         np.copyto(out, e)
         np.copyto(out, default, where=miss)
+        if rules:
+            rule[miss] = -1
+            return out, rule
         return out
 
-    def build(self, keys: np.ndarray, depths: np.ndarray, next_hops: np.ndarray) -> None:
+    def build(self, keys: np.ndarray, depths: np.ndarray, next_hops: np.ndarray,
+              rule_ids: np.ndarray | None = None) -> None:
         """Add many rules to an empty table. The result looks up the same as add() in
-        order (a later duplicate wins). keys is (N, key_bits/8) uint8 in network order.
+        order (a later duplicate wins, its rule id with it). keys is (N, key_bits/8)
+        uint8 in network order; ``rule_ids`` default to 0.
 
         The work is a few numpy calls per depth. Depths are written in ascending
         order, so each cell ends with its longest rule. Before a tbl8 level is written,
@@ -345,27 +386,32 @@ class StrideTable:
             raise LpmError(f"depth must be 1..{kb}")
         if next_hops.min() < 0 or next_hops.max() > self.max_next_hop:
             raise LpmError(f"next hop must be 0..{self.max_next_hop}")
+        rule_ids = np.zeros(n, np.uint32) if rule_ids is None else np.asarray(rule_ids).ravel()
+        if len(rule_ids) != n or rule_ids.min() < 0 or rule_ids.max() > 0xFFFFFFFF:
+            raise LpmError(f"rule ids must be 0..{0xFFFFFFFF}, one per rule")
+        rule_ids = rule_ids.astype(np.uint32)
         keys = keys & self._byte_masks[depths.astype(np.intp)]
         entries = next_hops.astype(np.uint32) | (_VALID | depths.astype(np.uint32) << self._dshift)
         order = np.argsort(depths.astype(np.uint8), kind="stable")  # radix sort; keeps file order
         bounds = np.searchsorted(depths[order], np.arange(kb + 2))  # depth d: bounds[d]:bounds[d+1]
-        deduped = {}  # depth -> (rule indices, last duplicate kept; their next hops)
+        deduped = {}  # depth -> (rule indices, last duplicate kept; their next hops; their ids)
 
-        def write(table, d, sel, slots, span_bits):
+        def write(level, d, sel, slots, span_bits):
             keep = self._last_unique(slots)
             sel, slots = sel[keep], slots[keep]
-            if span_bits == 0:
-                table[slots] = entries[sel]
-            else:
-                table.reshape(-1, 1 << span_bits)[slots] = entries[sel][:, None]
-            deduped[d] = (sel, next_hops[sel])
+            for table, values in ((self._table(level), entries), (self._rule_table(level), rule_ids)):
+                if span_bits == 0:
+                    table[slots] = values[sel]
+                else:
+                    table.reshape(-1, 1 << span_bits)[slots] = values[sel][:, None]
+            deduped[d] = (sel, next_hops[sel], rule_ids[sel])
 
         try:
             idx0 = keys.view(">u4")[:, 0] >> 8
             for d in range(1, 25):
                 sel = order[bounds[d]:bounds[d + 1]]
                 if sel.size:
-                    write(self.tbl24, d, sel, idx0[sel] >> (24 - d), 24 - d)
+                    write(0, d, sel, idx0[sel] >> (24 - d), 24 - d)
             start = bounds[25]
             deep = order[start:]
             cur = idx0[deep]  # each deep rule's cell in the parent level
@@ -374,15 +420,17 @@ class StrideTable:
                     break
                 parents, inv = np.unique(cur, return_inverse=True)
                 groups = self._alloc(parents.size)
-                ptable = self._table(lvl - 1)  # fetched after _alloc, which may grow tbl8
+                ptable, prule = self._table(lvl - 1), self._rule_table(lvl - 1)  # after _alloc, which may grow tbl8
                 self.tbl8.reshape(-1, _GROUP)[groups] = ptable[parents][:, None]
+                self.tbl8_rule.reshape(-1, _GROUP)[groups] = prule[parents][:, None]
                 ptable[parents] = _EXT_VALID | groups
+                prule[parents] = 0
                 cur = groups[inv.ravel()] << 8 | keys[deep, 2 + lvl]
                 base = 16 + 8 * lvl  # key bits above this level
                 for d in range(base + 1, base + 9):
                     a, b = bounds[d] - start, bounds[d + 1] - start
                     if a < b:
-                        write(self.tbl8, d, deep[a:b], cur[a:b] >> (base + 8 - d), base + 8 - d)
+                        write(lvl, d, deep[a:b], cur[a:b] >> (base + 8 - d), base + 8 - d)
                 cut = bounds[min(base + 9, kb + 1)] - start
                 start += cut
                 deep, cur = deep[cut:], cur[cut:]
@@ -390,7 +438,7 @@ class StrideTable:
             self.clear()
             raise
         self._pending = (keys.view(">u8" if nbytes % 8 == 0 else ">u4"), deduped)
-        self._pending_len = sum(sel.size for sel, _ in deduped.values())
+        self._pending_len = sum(sel.size for sel, _, _ in deduped.values())
 
     @staticmethod
     def _last_unique(slots: np.ndarray) -> np.ndarray:
@@ -413,15 +461,18 @@ class _Lpm:
 
     def __init__(self, max_tbl8_groups: int | None = None):
         self._t = StrideTable(self.KEY_BITS, self.NEXT_HOP_BITS, max_tbl8_groups)
-        # lookup(ip) -> next hop of the longest matching rule, or None (-ENOENT); bound
-        # straight to the table: it is the simple pipeline's per-packet call
+        # lookup(ip) -> next hop of the longest matching rule, or None (-ENOENT);
+        # lookup_rule(ip) -> (next hop, rule id) or (None, None). Bound straight to the
+        # table: they are the simple pipeline's per-packet calls
         self.lookup = self._t.lookup
+        self.lookup_rule = self._t.lookup_rule
 
-    def add(self, ip: int, depth: int, next_hop: int) -> None:
+    def add(self, ip: int, depth: int, next_hop: int, rule: int = 0) -> None:
         """rte_lpm_add / rte_lpm6_add. ip is masked to depth. Re-adding a prefix replaces
-        its next hop. LpmError for a bad depth or next hop, or when tbl8 groups run out
-        (ENOSPC; the table is unchanged)."""
-        self._t.add(ip, depth, next_hop)
+        its next hop (and rule id: the caller's number for the rule, 0..2**32-1).
+        LpmError for a bad depth or next hop, or when tbl8 groups run out (ENOSPC; the
+        table is unchanged)."""
+        self._t.add(ip, depth, next_hop, rule)
 
     def delete(self, ip: int, depth: int) -> None:
         """rte_lpm_delete / rte_lpm6_delete. Addresses covered by the rule fall back to
@@ -431,6 +482,10 @@ class _Lpm:
     def is_rule_present(self, ip: int, depth: int) -> int | None:
         """Next hop of the exact rule ip/depth, or None."""
         return self._t.is_rule_present(ip, depth)
+
+    def rule(self, ip: int, depth: int) -> tuple[int | None, int | None]:
+        """(next hop, rule id) of the exact rule ip/depth, or (None, None)."""
+        return self._t.rule(ip, depth)
 
     def delete_all(self) -> None:
         """rte_lpm_delete_all / rte_lpm6_delete_all."""
@@ -448,27 +503,30 @@ class _Lpm:
         reads tbl24[].valid_group / group_idx. (False, None) means an invalid cell."""
         return self._t.tbl24_entry(ip)
 
-    def lookup_bulk(self, ips, default, out: np.ndarray | None = None) -> np.ndarray:
+    def lookup_bulk(self, ips, default, out: np.ndarray | None = None, rules: bool = False):
         """Vectorised lookup. Returns int64 next hops, with `default` (a scalar, or an
-        array broadcast to the keys) where there is no match."""
+        array broadcast to the keys) where there is no match; with ``rules``, also the
+        rule id of each answer (-1 on a miss)."""
         idx0, tail = self._bulk_keys(ips)
-        return self._t.lookup_bulk(idx0, tail, default, out)
+        return self._t.lookup_bulk(idx0, tail, default, out, rules)
 
-    def build(self, ips, depths, next_hops) -> None:
+    def build(self, ips, depths, next_hops, rule_ids=None) -> None:
         """Bulk add into an empty table. The lookups are the same as add() in order
         (a later duplicate prefix wins). ips is uint32 for Lpm4 and (N, 16) uint8 for
         Lpm6. On LpmError the table is left empty."""
-        self._t.build(self._key_bytes(ips), depths, next_hops)
+        self._t.build(self._key_bytes(ips), depths, next_hops, rule_ids)
 
     @classmethod
-    def from_rules(cls, rules: Iterable[tuple[int, int, int]], max_tbl8_groups: int | None = None):
-        """Table from (ip, depth, next_hop) triples in file order, built with build()."""
+    def from_rules(cls, rules: Iterable[tuple], max_tbl8_groups: int | None = None):
+        """Table from (ip, depth, next_hop) or (ip, depth, next_hop, rule id) tuples in
+        file order, built with build()."""
         rules = rules if isinstance(rules, (list, tuple)) else list(rules)
         n = len(rules)
         depths = np.fromiter((r[1] for r in rules), np.int64, n)
         nhs = np.fromiter((r[2] for r in rules), np.int64, n)
+        ids = np.fromiter((r[3] if len(r) > 3 else 0 for r in rules), np.int64, n)
         lpm = cls(max_tbl8_groups)
-        lpm.build(cls._ints_to_keys([r[0] for r in rules]), depths, nhs)
+        lpm.build(cls._ints_to_keys([r[0] for r in rules]), depths, nhs, ids)
         return lpm
 
 
@@ -532,3 +590,32 @@ class Lpm6(_Lpm):
             self._t._check(ip, depth)
             if self._t.is_rule_present(ip, depth) is not None:
                 self._t.delete(ip, depth)
+
+
+class Fib:
+    """rte_fib / rte_fib6 as dpdk-l3fwd sets them up (``setup_fib``): the routes in an
+    LPM table, and a ``/0`` route as the default next hop — what a key matching no
+    longer prefix gets, with that rule's id, instead of a miss. Without a ``/0`` route
+    a miss stays a miss (l3fwd then uses the input port). Same lookups as Lpm4/Lpm6."""
+
+    def __init__(self, lpm: _Lpm, default: int | None = None, default_rule: int | None = None):
+        self.lpm, self.default, self.default_rule = lpm, default, default_rule
+
+    def __len__(self) -> int:
+        return len(self.lpm) + (self.default is not None)
+
+    def lookup_rule(self, ip) -> tuple[int | None, int | None]:
+        next_hop, rule = self.lpm.lookup_rule(ip)
+        return (self.default, self.default_rule) if next_hop is None else (next_hop, rule)
+
+    def lookup(self, ip) -> int | None:
+        return self.lookup_rule(ip)[0]
+
+    def lookup_bulk(self, ips, default, out: np.ndarray | None = None, rules: bool = False):
+        """As :meth:`_Lpm.lookup_bulk`; ``default`` only answers where there is no /0 route."""
+        if self.default is None:
+            return self.lpm.lookup_bulk(ips, default, out, rules)
+        result = self.lpm.lookup_bulk(ips, self.default, out, rules)
+        if rules:
+            result[1][result[1] < 0] = self.default_rule
+        return result

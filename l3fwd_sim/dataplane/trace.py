@@ -1,0 +1,270 @@
+"""Per-packet traces (``run --trace``): for each received packet, what the lookup
+stage decided and where the packet went — VPP's packet trace at l3fwd's semantics.
+
+While an lcore forwards a super-burst, the first packets still to be traced get a
+:class:`TraceRecord` row: who received it (port, queue, record number, rx burst), a
+copy of the header bytes the path reads (before any edit), the lookup's answer
+(:class:`Decisions`, noted by the pipeline stages themselves from the tables' own
+rule ids), and where it went (TX port and its position in that port's output, or the
+drop reason). Rows become JSON lines (:func:`render`) right away, or — where the
+output positions are only known at the end (``--jobs``, several lcores) — are spooled
+to a temporary file and rendered once the outputs are complete (:func:`render_spools`).
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from ..capture.atomic import AtomicFile
+from .jsonlines import LineBuffer, Lines, quoted
+
+TRACE_FILE = "trace.jsonl"
+TABLES = ("lpm4", "lpm6", "fib4", "fib6", "em4", "em6", "acl4", "acl6")    # code = index + 1; 0: no lookup
+TABLE_CODE = {name: code for code, name in enumerate(TABLES, 1)}
+SNAPSHOT_FROM, SNAPSHOT_TO = 12, 58           # frame bytes kept: EtherType up to the IPv6 5-tuple's ports
+
+TraceRecord = np.dtype([
+    ("rx_port", "<i2"), ("rx_queue", "<i2"), ("lcore", "<i2"), ("tx_port", "<i2"),
+    ("index", "<i8"), ("burst", "<i8"), ("tx_index", "<i8"), ("rule", "<i8"), ("next_hop", "<i8"),
+    ("caplen", "<i4"), ("chunk", "<i4"), ("table", "u1"), ("reason", "u1"),
+    ("head", "u1", (SNAPSHOT_TO - SNAPSHOT_FROM,)),
+])
+
+
+class Decisions:
+    """What the lookups answered for each packet of a super-burst, noted by the pipeline
+    stages as they run (only when tracing): the table, the id of the rule that decided
+    (its line in the table's rule file; -1 for none) and the next hop (-1 for none)."""
+
+    def __init__(self, n: int):
+        self.table = np.zeros(n, np.uint8)
+        self.rule = np.full(n, -1, np.int64)
+        self.next_hop = np.full(n, -1, np.int64)
+
+    def lookup(self, rows, table: str, rule: np.ndarray, next_hop: np.ndarray) -> None:
+        """The answers for ``rows`` (a slice or indexes) from ``table``."""
+        self.table[rows] = TABLE_CODE[table]
+        self.rule[rows] = rule
+        self.next_hop[rows] = next_hop
+
+    def notes(self) -> list[Callable]:
+        """One ``note(table, rule, next_hop)`` per packet, for the per-packet path
+        (``None`` stands for no rule / no next hop)."""
+        def note_for(i: int):
+            def note(table: str, rule: int | None, next_hop: int | None) -> None:
+                self.table[i] = TABLE_CODE[table]
+                self.rule[i] = -1 if rule is None else rule
+                self.next_hop[i] = -1 if next_hop is None else next_hop
+            return note
+        return [note_for(i) for i in range(len(self.table))]
+
+
+@dataclass
+class Describe:
+    """What the application adds to a line: ``middle(records, lines)`` appends the
+    application's keys (packet type, table, key, rule, next hop) and
+    ``detail(records) -> (texts, codes)`` gives each record's drop detail as a code:
+    0 for none, i + 1 for ``texts[i]``."""
+    middle: Callable[[np.ndarray, Lines], None]
+    detail: Callable[[np.ndarray], tuple[list[str], np.ndarray]]
+    reasons: tuple[str, ...]          # drop reason names; code = index + 1
+
+
+@dataclass
+class Tracing:
+    """What ``--trace`` asks of one lcore's loop."""
+    limit: int | None          # packets to trace, the first ones in processing order (None: all)
+    lcore: int
+    rx_queues: list[int]       # the RX queue of each of the lcore's inputs, in polling order
+    describe: Describe
+    spool: bool = False        # render once the outputs are complete (--jobs, several lcores)
+
+
+def render(records: np.ndarray, describe: Describe, buffer: LineBuffer | None = None) -> bytes:
+    """The JSON lines of ``records`` (``tx_index`` final)."""
+    lines = Lines(len(records))
+    lines.text('{"rx_port":')
+    lines.number(records["rx_port"])
+    lines.text(',"rx_queue":')
+    lines.number(records["rx_queue"])
+    lines.text(',"index":')
+    lines.number(records["index"])
+    lines.text(',"lcore":')
+    lines.number(records["lcore"])
+    lines.text(',"burst":')
+    lines.number(records["burst"])
+    lines.text(",")
+    describe.middle(records, lines)
+    lines.text(',"tx_port":')
+    lines.number(records["tx_port"])
+    lines.text(',"tx_index":')
+    lines.number(records["tx_index"])
+    lines.text(',"drop":')
+    lines.choice(["null", *map(quoted, describe.reasons)], records["reason"])
+    lines.text(',"detail":')
+    texts, codes = describe.detail(records)
+    lines.choice(["null", *map(quoted, texts)], codes)
+    lines.text("}")
+    return lines.render(buffer)
+
+
+class BurstTracer:
+    """One lcore's trace over one run of its main loop (the whole run, or one ``--jobs``
+    chunk): picks the packets to trace, snapshots them before the pipeline edits them,
+    and hands the finished records to ``sink``. ``tx_index`` counts from the start of
+    the loop."""
+
+    def __init__(self, limit: int | None, lcore: int, rx_queues: list[int], tx_ports: list[int],
+                 sink: Callable[[np.ndarray], None], chunk: int = 0, first_burst: int = 0):
+        """``first_burst``: the burst id of the loop's first round (its batches count from 0)."""
+        self.remaining = limit
+        self.first_burst = first_burst
+        self.lcore, self.rx_queues, self.chunk, self.sink = lcore, np.array(rx_queues, np.int16), chunk, sink
+        self.sent = np.zeros(max(tx_ports, default=0) + 1, np.int64)    # packets sent per port so far
+        self.traced = 0
+
+    def take(self, batch) -> np.ndarray | None:
+        """The records of the packets of ``batch`` to trace (its first ones), their
+        receive side and header bytes filled in; None when none is left to trace."""
+        n = len(batch) if self.remaining is None else min(len(batch), self.remaining)
+        if n == 0:
+            return None
+        records = np.zeros(n, TraceRecord)
+        records["rx_port"] = batch.in_port[:n]
+        records["rx_queue"] = self.rx_queues[batch.burst[:n] % len(self.rx_queues)]
+        records["index"] = batch.index[:n]
+        records["lcore"] = self.lcore
+        records["burst"] = batch.burst[:n] + self.first_burst
+        records["caplen"] = batch.caplen[:n]
+        records["chunk"] = self.chunk
+        records["rule"] = records["next_hop"] = -1           # no lookup (yet)
+        records["head"] = batch.heads[:n, SNAPSHOT_FROM:SNAPSHOT_TO]
+        return records
+
+    def record(self, records: np.ndarray | None, kept: np.ndarray | None, dest: np.ndarray, reason: np.ndarray,
+               rx_drop: int, decisions: Decisions) -> None:
+        """Complete ``records`` (from :meth:`take`) once the super-burst is forwarded:
+        ``dest``/``reason``/``decisions`` are over the packets the pipeline got,
+        ``kept`` (None: all) their rows in the received burst; the others were dropped
+        on receive for ``rx_drop``. Counts the sent packets either way."""
+        if records is not None:
+            n = len(records)
+            records["reason"] = rx_drop
+            records["tx_port"] = -1
+            records["tx_index"] = -1
+            # the traced packets the pipeline got: received rows, and their place in its batch
+            rows = np.arange(n) if kept is None else kept[:np.searchsorted(kept, n)]
+            mine = slice(0, len(rows))
+            sent = dest[mine]
+            records["reason"][rows] = reason[mine]
+            records["tx_port"][rows] = sent
+            records["table"][rows] = decisions.table[mine]
+            records["rule"][rows] = decisions.rule[mine]
+            records["next_hop"][rows] = decisions.next_hop[mine]
+            rank = np.full(len(rows), -1, np.int64)
+            for port in np.unique(sent[sent >= 0]).tolist():
+                at = np.flatnonzero(sent == port)
+                rank[at] = self.sent[port] + np.arange(len(at))
+            records["tx_index"][rows] = rank
+            if self.remaining is not None:
+                self.remaining -= n
+            self.traced += n
+            self.sink(records)
+        self.sent += np.bincount(dest[dest >= 0], minlength=len(self.sent))[:len(self.sent)]
+
+
+class TraceFile:
+    """``OUTDIR/trace.jsonl``, written atomically: rendered records appended in order."""
+
+    def __init__(self, outdir: Path, describe: Describe):
+        self.file = AtomicFile(Path(outdir) / TRACE_FILE)
+        self.describe = describe
+        self.lines = 0
+        self._buffer = LineBuffer()
+
+    def write(self, records: np.ndarray) -> None:
+        self.file.file.write(render(records, self.describe, self._buffer))
+        self.lines += len(records)
+
+    def commit(self) -> None:
+        self.file.commit()
+
+    def abort(self) -> None:
+        self.file.abort()
+
+
+@dataclass
+class Spool:
+    """Records kept for rendering at the end, in a temporary file beside the outputs:
+    ``segments`` are (chunk, records, packets sent per port in that chunk) in order."""
+    path: Path
+    segments: list[tuple[int, int, np.ndarray]] = field(default_factory=list)
+
+    @classmethod
+    def create(cls, outdir: Path) -> "Spool":
+        fd, name = tempfile.mkstemp(prefix=".trace.", suffix=".spool", dir=outdir)
+        os.close(fd)
+        return cls(Path(name))
+
+    def append(self, records: np.ndarray) -> None:
+        with open(self.path, "ab") as file:
+            records.tofile(file)
+
+    def end_chunk(self, chunk: int, records: int, sent: np.ndarray) -> None:
+        self.segments.append((chunk, records, sent))
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def render_spools(lcore_spools: list[list[Spool]], limit: int | None, outdir: Path, describe: Describe,
+                  tx_position: Callable[[int, np.ndarray, np.ndarray], np.ndarray] | None = None,
+                  rx_index: Callable[[np.ndarray], np.ndarray] | None = None, block: int = 65536) -> int:
+    """Write ``OUTDIR/trace.jsonl`` from spooled records: lcore by lcore (each a list
+    of spools, e.g. one per ``--jobs`` process), chunk by chunk, at most ``limit``
+    records per lcore. A record's ``tx_index`` is made absolute by the packets its
+    lcore sent in earlier chunks, then mapped by ``tx_position(lcore, tx_port,
+    tx_index)`` (several lcores: the position in the merged port file); ``rx_index``
+    maps receive-side record numbers (RSS-split queues). Returns the lines written."""
+    out = TraceFile(outdir, describe)
+    try:
+        for lcore, spools in enumerate(lcore_spools):
+            segments = sorted((chunk, n, sent, spool, at) for spool in spools
+                              for at, (chunk, n, sent) in _offsets(spool.segments))
+            left = limit
+            base = None
+            for chunk, n, sent, spool, at in segments:
+                base = np.zeros_like(sent) if base is None else base
+                take = n if left is None else min(n, left)
+                for start in range(0, take, block):
+                    records = np.fromfile(spool.path, TraceRecord, min(block, take - start),
+                                          offset=(at + start) * TraceRecord.itemsize)
+                    sent_now = records["tx_port"] >= 0
+                    records["tx_index"][sent_now] += base[records["tx_port"][sent_now]]
+                    if tx_position is not None:
+                        records["tx_index"][sent_now] = tx_position(lcore, records["tx_port"][sent_now],
+                                                                    records["tx_index"][sent_now])
+                    if rx_index is not None:
+                        records["index"] = rx_index(records)
+                    out.write(records)
+                if left is not None:
+                    left -= take
+                base = base + sent
+        out.commit()
+    except BaseException:
+        out.abort()
+        raise
+    return out.lines
+
+
+def _offsets(segments):
+    """(record offset in the spool file, segment) for each segment."""
+    at = 0
+    for segment in segments:
+        yield at, segment
+        at += segment[1]

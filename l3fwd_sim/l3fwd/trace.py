@@ -1,0 +1,153 @@
+"""What an l3fwd trace line says beyond the port's part (:mod:`l3fwd_sim.dataplane.trace`):
+the packet type the path gave the packet, the table and key it looked up, the rule
+that decided (file and line, from the table's own rule ids) and the next hop, and for
+a drop what failed.
+
+Everything is read from the records: the header bytes kept before the pipeline edited
+them, and the lookups' answers the stages noted (:class:`~l3fwd_sim.dataplane.trace.Decisions`).
+Packet types and the frame lengths a path needs come from :mod:`.ptype`, the RFC 1812
+wording from :mod:`.rfc1812`: nothing here decides anything again.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..dataplane.jsonlines import Lines, pool, quoted
+from ..dataplane.rx import MBUF_DATA_ROOM
+from ..dataplane.trace import SNAPSHOT_FROM, SNAPSHOT_TO, TABLES, Describe
+from . import ptype, rfc1812
+from .keys import ADDRESS_BYTES, DESTINATION_AT, FIVE_TUPLE_AT, key_text
+
+# Packet type names: lpm_parse_ptype's classes (lpm, fib, acl) and em_parse_ptype's (em).
+LPM_PTYPES = ("unknown", "ipv4", "ipv6")
+EM_PTYPES = ("unknown", "ipv4", "ipv4_ext", "ipv6", "ipv6_ext")
+_OCTETS = pool([str(octet) for octet in range(256)]).view(np.uint32)[:, 0]        # "0".."255" as 4-byte words
+_OCTETS_DOT = pool([f"{octet}." for octet in range(256)]).view(np.uint32)[:, 0]   # "0.".."255."
+_QUOTE = pool(['"']).view(np.uint32)[0, 0]
+
+
+def describe(lookup: str, routes, reasons: tuple[str, ...]) -> Describe:
+    """The l3fwd part of the trace lines of a run with ``--lookup lookup`` over ``routes``."""
+    files = getattr(routes, "files", {})
+    rule_open = ["", *(f'{{"file":{quoted(files.get(4 if name.endswith("4") else 6, "?"))},"line":'
+                       for name in TABLES)]
+
+    def middle(records: np.ndarray, lines: Lines) -> None:
+        heads = frame_heads(records)
+        table = records["table"]
+        if lookup == "em":
+            lines.text('"ptype":')
+            lines.choice([quoted(name) for name in EM_PTYPES], ptype.em_ptype_bulk(heads)[0])
+        else:
+            lines.text('"ptype":')
+            lines.choice([quoted(name) for name in LPM_PTYPES], ptype.lpm_ptype_bulk(heads))
+        lines.text(',"table":')
+        lines.choice(["null", *map(quoted, TABLES)], table)
+        lines.text(',"key":')
+        lines.block(key_block(table, heads))
+        lines.text(',"rule":')
+        has_rule = records["rule"] >= 0
+        lines.choice(rule_open, np.where(has_rule, table, 0))
+        lines.number(records["rule"])
+        lines.choice(["", "}"], has_rule.astype(np.intp))
+        lines.text(',"next_hop":')
+        lines.number(records["next_hop"])
+
+    def detail(records: np.ndarray) -> list:
+        return drop_details(records, lookup, reasons)
+
+    return Describe(middle, detail, reasons)
+
+
+def frame_heads(records: np.ndarray) -> np.ndarray:
+    """The records' kept header bytes at their frame offsets (zeros before them)."""
+    heads = np.zeros((len(records), SNAPSHOT_TO), np.uint8)
+    heads[:, SNAPSHOT_FROM:] = records["head"]
+    return heads
+
+
+def key_block(table: np.ndarray, heads: np.ndarray) -> np.ndarray:
+    """The key column: ``null`` without a lookup, else the key as a JSON string (IPv4
+    destinations assembled from octet texts, other keys written once per distinct key
+    by :func:`~l3fwd_sim.l3fwd.keys.key_text`)."""
+    n = len(table)
+    texts: dict[int, tuple[np.ndarray, np.ndarray]] = {}       # table code -> (rows, their NUL-padded texts)
+    for code in np.unique(table).tolist():
+        rows = np.flatnonzero(table == code)
+        if code == 0:
+            texts[code] = rows, np.broadcast_to(pool(["null"]), (len(rows), 4))
+        elif TABLES[code - 1] in ("lpm4", "fib4"):
+            texts[code] = rows, _ipv4_text(heads[rows, 30:34])
+        else:
+            keys = np.zeros((len(rows), SNAPSHOT_TO), np.uint8)      # the key's bytes only: fewer distinct rows
+            for start, end in _key_spans(TABLES[code - 1]):
+                keys[:, start:end] = heads[rows, start:end]
+            distinct, inverse = np.unique(keys, axis=0, return_inverse=True)
+            table_texts = pool([quoted(key_text(TABLES[code - 1], bytes(frame))) for frame in distinct])
+            texts[code] = rows, table_texts[inverse.ravel()]
+    block = np.zeros((n, -(-max(t.shape[1] for _, t in texts.values()) // 4) * 4), np.uint8)
+    for rows, text in texts.values():
+        block[rows, :text.shape[1]] = text
+    return block
+
+
+def _key_spans(table: str) -> list[tuple[int, int]]:
+    """The frame byte ranges ``table``'s key is read from (:mod:`.keys`)."""
+    family = 4 if table.endswith("4") else 6
+    if table.startswith(("lpm", "fib")):
+        return [(DESTINATION_AT[family], DESTINATION_AT[family] + ADDRESS_BYTES[family])]
+    proto_at, source_at, _, ports_at = FIVE_TUPLE_AT[family]
+    return [(proto_at, proto_at + 1), (source_at, ports_at + 4)]
+
+
+def _ipv4_text(addresses: np.ndarray) -> np.ndarray:
+    """``"a.b.c.d"`` of each row of 4 address bytes, NUL-padded: six 4-byte words (the
+    quotes and four octet texts), written a word column at a time."""
+    words = np.zeros((len(addresses), 6), np.uint32)
+    words[:, 0] = words[:, 5] = _QUOTE
+    for i in range(3):
+        words[:, 1 + i] = _OCTETS_DOT[addresses[:, i]]
+    words[:, 4] = _OCTETS[addresses[:, 3]]
+    return words.view(np.uint8)
+
+
+def drop_details(records: np.ndarray, lookup: str, reasons: tuple[str, ...]) -> tuple[list[str], np.ndarray]:
+    """What failed, per record: (texts, code per record: 0 when it was sent, else
+    1 + its text's index). Each distinct case is written once."""
+    reason = records["reason"]
+    dropped = np.flatnonzero(reason > 0)
+    codes = np.zeros(len(records), np.intp)
+    if not len(dropped):
+        return [], codes
+    heads = frame_heads(records[dropped])
+    cases = np.column_stack([
+        reason[dropped], records["caplen"][dropped], ptype.needed_bytes(lookup, heads),
+        heads[:, 12].astype(np.int64) << 8 | heads[:, 13],            # EtherType
+        heads[:, 14], heads[:, 16].astype(np.int64) << 8 | heads[:, 17], heads[:, 23], heads[:, 20]])
+    distinct, inverse = np.unique(cases, axis=0, return_inverse=True)
+    texts = [_detail(reasons[case[0] - 1], *case[1:]) for case in distinct.tolist()]
+    codes[dropped] = 1 + inverse.ravel()
+    return texts, codes
+
+
+def _detail(reason: str, caplen: int, need: int, ether_type: int, version_ihl: int, total_length: int,
+            proto4: int, next_header: int) -> str | None:
+    if reason == "truncated":
+        return f"frame {caplen} < {need} bytes"
+    if reason == "oversize":
+        return f"frame {caplen} > {MBUF_DATA_ROOM} bytes (one mbuf, no RX scatter)"
+    if reason == "rfc1812_invalid":
+        return rfc1812.explain(version_ihl, total_length, caplen)
+    if reason == "unknown_ptype":
+        return f"EtherType 0x{ether_type:04x} is neither IPv4 nor IPv6"
+    if reason == "not_tcp_udp":
+        if ether_type == ptype.ETHER_TYPE_IPV6:
+            return f"next header {next_header} is not TCP or UDP"
+        if version_ihl & 0x0F != 5:
+            return f"IPv4 options (IHL {version_ihl & 0x0F})"
+        return f"protocol {proto4} is not TCP or UDP"
+    if reason == "acl_deny":
+        return "the first matching rule is a deny (@) line"
+    if reason == "acl_miss":
+        return "no ACL rule matches"
+    return None
