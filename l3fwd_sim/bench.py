@@ -121,8 +121,6 @@ def bench(opt: BenchOptions) -> dict:
             result["end_to_end"] = _end_to_end(base, opt)
         if opt.trace:
             result["trace"] = _trace_cost(base / "ipv4-cont-burst" / "in", opt)
-            if opt.progress:
-                opt.progress(format_trace(result["trace"]))
         if opt.outdir:
             out = AtomicFile(base / "bench.json")
             out.file.write(json.dumps(result, indent=2).encode() + b"\n")
@@ -239,7 +237,7 @@ def _acl(base: Path, opt: BenchOptions) -> dict:
     return result
 
 
-def _trace_cost(traffic: Path, opt: BenchOptions, repeats: int = 3) -> dict:
+def _trace_cost(traffic: Path, opt: BenchOptions, repeats: int = 5) -> dict:
     """``run --trace all`` against the same run untraced (lpm, multi, the 64-byte
     IPV4-CONT-BURST traffic): runs interleaved, medians of the time the run reports
     (``elapsed_seconds``: reading, forwarding, writing the outputs and the trace)."""

@@ -179,7 +179,9 @@ class BurstTracer:
 
 
 class TraceFile:
-    """``OUTDIR/trace.jsonl``, written atomically: rendered records appended in order."""
+    """``OUTDIR/trace.jsonl``, written atomically: records rendered and appended in order.
+    (Rendering on another thread or process was measured and not kept: the GIL, or
+    sending the records over, cost what the overlap saved.)"""
 
     def __init__(self, outdir: Path, describe: Describe):
         self.file = AtomicFile(Path(outdir) / TRACE_FILE)

@@ -195,6 +195,8 @@ def _run_lcores(opt: RunOptions, started: float, portmask: int, lcores: Lcores, 
                                        _tx_position(positions, lcores) if several else None,
                                        _rx_index(rx_indices) if rx_indices else None)
             stats.trace = {"file": TRACE_FILE, "limit": "all" if limit is None else limit, "packets": traced}
+        else:                                     # an earlier run's trace would no longer match these outputs
+            (opt.outdir / TRACE_FILE).unlink(missing_ok=True)
     finally:
         for spools in lcore_spools:
             for each in spools:

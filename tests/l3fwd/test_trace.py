@@ -283,6 +283,13 @@ def test_trace_n_is_the_first_n_packets(tmp_path, jobs):
     assert first[1]["trace"] == {"file": "trace.jsonl", "limit": 77, "packets": 77}
 
 
+def test_an_untraced_run_removes_an_earlier_trace(tmp_path):
+    inputs = {0: mixed_frames(4, 0, 50)}
+    _, _, _, outdir = _traced(tmp_path, inputs)
+    stats = run(RunOptions(inputs={0: tmp_path / "in" / "port0.pcap"}, outdir=outdir, portmask=PORTMASK))
+    assert stats["trace"] is None and not (outdir / "trace.jsonl").exists()
+
+
 def test_tracing_changes_no_output(tmp_path):
     inputs = {port: mixed_frames(2, port, 300) for port in (0, 1)}
     _, traced_stats, traced, _ = _traced(tmp_path, inputs, "traced")
