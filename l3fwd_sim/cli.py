@@ -309,8 +309,11 @@ def generate_command(ctx, pattern, outdir, streams, ports, count, size, rate, se
 @click.option("--acl-build", type=int, default=100_000, show_default=True,
               help="Rules per family of the ACL build measured for time and peak RSS (0 skips it).")
 @click.option("--no-trace", is_flag=True, help="Skip the run --trace all cost measurement.")
+@click.option("--no-reference", is_flag=True, help="Skip the C reference forwarder (4x --count 64-byte packets, "
+              "--count IMIX packets; built with the system compiler).")
 @click.option("--json", "as_json", is_flag=True, help="Print bench.json on stdout.")
-def bench_command(count, lookups, outdir, jobs, no_testpmd, no_end_to_end, acl_rules, acl_build, no_trace, as_json):
+def bench_command(count, lookups, outdir, jobs, no_testpmd, no_end_to_end, acl_rules, acl_build, no_trace,
+                  no_reference, as_json):
     """Re-run the 2014 l3fwd experiment: five traffic patterns, both pipelines."""
     from .bench import HEADER, BenchOptions, bench, format_table, plot
     if not as_json:
@@ -318,7 +321,7 @@ def bench_command(count, lookups, outdir, jobs, no_testpmd, no_end_to_end, acl_r
     result = bench(BenchOptions(count=count, lookups=tuple(lookups) or ("lpm", "em"), outdir=outdir, jobs=jobs,
                                 testpmd=not no_testpmd, end_to_end=not no_end_to_end,
                                 acl=tuple(n for n in acl_rules if n) if acl_rules else (1_000, 10_000),
-                                acl_build=acl_build, trace=not no_trace,
+                                acl_build=acl_build, trace=not no_trace, reference=not no_reference,
                                 progress=None if as_json else click.echo))
     if as_json:
         click.echo(json.dumps(result, indent=2))

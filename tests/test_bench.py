@@ -3,10 +3,15 @@ follow from each pattern's definition and l3fwd's send_packetsx4 rules."""
 from __future__ import annotations
 
 import json
+import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
+from forwarding import REPO
 
-from l3fwd_sim.bench import SEED_GAIN_PERCENT, BenchOptions, bench, format_table
+from l3fwd_sim import RunOptions, find_inputs, run
+from l3fwd_sim.bench import SEED_GAIN_PERCENT, BenchOptions, bench, c_reference, format_table
 
 
 @pytest.fixture(scope="module")
@@ -72,3 +77,42 @@ def test_trace_cost_measured_side_by_side(result):
     assert trace["packets"] == 4096 and len(trace["seconds"]["traced"]) == len(trace["seconds"]["untraced"]) == 5
     assert trace["ratio"] == trace["traced_median"] / trace["untraced_median"]
     assert "run --trace all" in format_table(result)
+
+
+needs_cc = pytest.mark.skipif(c_reference.build(Path(tempfile.mkdtemp()))[0] is None, reason="no C compiler")
+
+
+@needs_cc
+def test_c_reference_measured_side_by_side(result):
+    """Each workload: C and the simulator's variants in every round, ratios of their rates."""
+    reference = result["reference"]
+    assert [w["workload"] for w in reference["workloads"]] == ["64 B", "IMIX"]
+    for workload in reference["workloads"]:
+        assert workload["packets"] == (4 * 4096 if workload["workload"] == "64 B" else 4096)
+        assert [v["variant"] for v in workload["variants"]] == ["lpm --jobs 1", "em --jobs 1", "fib --jobs 1",
+                                                                 "lpm --jobs 2"]
+        assert all(v["ratio_to_c"]["min"] <= v["ratio_to_c"]["median"] <= v["ratio_to_c"]["max"]
+                   for v in workload["variants"])
+    assert "C reference, 64 B" in format_table(result)
+
+
+@needs_cc
+@pytest.mark.parametrize("size", ["64", "imix"])
+def test_c_reference_forwards_as_run_does(result, tmp_path_factory, size):
+    """The C forwarder does l3fwd's work: its outputs are byte for byte run's (lpm, multi)."""
+    base = next(tmp_path_factory.getbasetemp().rglob(f"reference/c-{size}"))
+    for port in range(4):
+        assert (base / "out-c" / f"port{port}.pcap").read_bytes() == (base / "out-lpm-1" / f"port{port}.pcap").read_bytes()
+
+
+@needs_cc
+def test_c_reference_on_the_shipped_mixed_pcaps(tmp_path):
+    """Bad headers, short frames, VLAN, IPv6, ARP: the same bytes as run (lpm, multi)."""
+    binary, _ = c_reference.build(tmp_path)
+    pcaps = REPO / "pcaps"
+    (tmp_path / "c").mkdir()
+    subprocess.run([str(binary), str(tmp_path / "c"), *[str(pcaps / f"port{p}.pcap") for p in range(4)]], check=True,
+                   capture_output=True)
+    run(RunOptions(inputs=find_inputs([str(pcaps)]), outdir=tmp_path / "sim"))
+    for port in range(4):
+        assert (tmp_path / "c" / f"port{port}.pcap").read_bytes() == (tmp_path / "sim" / f"port{port}.pcap").read_bytes()

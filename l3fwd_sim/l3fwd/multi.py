@@ -87,7 +87,7 @@ def classify_em(batch, setup, dest, reason, trace=None):
     else stays on the input port (D1–D4)."""
     heads, caplen, routes, ports = batch.heads, batch.caplen, setup.routes, setup.ports
     kind, tcp_udp = ptype.em_ptype_bulk(heads)
-    truncated = caplen < ptype.EM_NEED[ptype.lpm_ptype_bulk(heads), tcp_udp.astype(np.intp)]
+    truncated = caplen < ptype.em_need(kind, tcp_udp)
     usable = ~truncated
     for family, table, l3 in ((4, routes.v4, ptype.EM_IPV4), (6, routes.v6, ptype.EM_IPV6)):
         rows = _select(usable & tcp_udp & (kind == l3))

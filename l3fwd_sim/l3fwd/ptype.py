@@ -101,9 +101,13 @@ EM_NEED = np.array([[MIN_ETHER, MIN_ETHER], [MIN_IPV4_LPM, MIN_TUPLE_IPV4], [21,
 _EM_CLASS = np.array([UNKNOWN, IPV4, IPV4, IPV6, IPV6])    # lpm class of each EM class
 
 
+def em_need(kind: np.ndarray, tcp_udp: np.ndarray) -> np.ndarray:
+    """:data:`EM_NEED` of each frame, from ``em_ptype_bulk``'s classes."""
+    return EM_NEED[_EM_CLASS[kind], tcp_udp.astype(np.intp)]
+
+
 def needed_bytes(lookup: str, heads: np.ndarray) -> np.ndarray:
     """Per frame, the bytes the ``lookup`` path reads from it (see the tables above)."""
     if lookup == "em":
-        kind, tcp_udp = em_ptype_bulk(heads)
-        return EM_NEED[_EM_CLASS[kind], tcp_udp.astype(np.intp)]
+        return em_need(*em_ptype_bulk(heads))
     return {"lpm": LPM_NEED, "fib": FIB_NEED, "acl": ACL_NEED}[lookup][lpm_ptype_bulk(heads)]

@@ -1,4 +1,4 @@
-"""``l3fwd-sim bench``: the 2014 l3fwd experiment, re-run in the simulator.
+"""The 2014 l3fwd experiment, re-run in the simulator.
 
 The seed (commit 96ff445371, "reorganise and optimize LPM code path") measured the
 multi-buffer path against the per-packet one on five traffic patterns. This generates
@@ -23,12 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-from . import compiled
-from .capture import kernels
-from .capture.atomic import AtomicFile
-from .dataplane.inputs import find_inputs
-from .l3fwd.run import RunOptions, run
-from .traffic.generate import GenerateOptions, generate
+from .. import compiled
+from ..capture import kernels
+from ..capture.atomic import AtomicFile
+from ..dataplane.inputs import find_inputs
+from ..l3fwd.run import RunOptions, run
+from ..traffic.generate import GenerateOptions, generate
+from . import c_reference
 
 # Multi-buffer over per-packet throughput gain reported with the 2014 patch.
 SEED_GAIN_PERCENT = {
@@ -52,6 +53,8 @@ class BenchOptions:
     acl: tuple[int, ...] = (1_000, 10_000)   # --lookup acl with rule sets of these sizes (multi)
     acl_build: int = 100_000                 # and the build of one this large (time, peak RSS)
     trace: bool = True                       # also run --trace all against the untraced run (lpm, multi)
+    reference: bool = True                   # also the C reference forwarder, side by side (c_reference.py)
+    reference_rounds: int = 5
     progress: object = None                  # called with a line of text as each measurement ends
 
 
@@ -121,6 +124,8 @@ def bench(opt: BenchOptions) -> dict:
             result["end_to_end"] = _end_to_end(base, opt)
         if opt.trace:
             result["trace"] = _trace_cost(base / "ipv4-cont-burst" / "in", opt)
+        if opt.reference:
+            result["reference"] = c_reference.measure(base / "reference", opt.count, opt.reference_rounds)
         if opt.outdir:
             out = AtomicFile(base / "bench.json")
             out.file.write(json.dumps(result, indent=2).encode() + b"\n")
@@ -131,7 +136,7 @@ def bench(opt: BenchOptions) -> dict:
 def _testpmd_gap(traffic: Path, opt: BenchOptions) -> list[dict]:
     """The seed's "huge gap between testpmd iofwd and l3fwd": Mpps of testpmd's io and
     macswap engines and of l3fwd (lpm, multi) on the same 64-byte traffic."""
-    from .testpmd.run import TestpmdOptions, testpmd_run
+    from ..testpmd.run import TestpmdOptions, testpmd_run
     inputs = find_inputs([str(traffic)])
     gap = []
     for mode in ("io", "macswap"):
@@ -291,6 +296,11 @@ def format_table(result: dict) -> str:
         lines.append(f"{'l3fwd lpm multi, ' + entry['traffic']:<36} {entry['mpps']:7.2f} Mpps")
     if "trace" in result:
         lines.append(format_trace(result["trace"]))
+    reference = result.get("reference", {})
+    if "skipped" in reference:
+        lines.append(f"C reference skipped: {reference['skipped']}")
+    for entry in reference.get("workloads", []):
+        lines.extend(c_reference.format_workload(entry))
     return "\n".join(lines)
 
 
