@@ -83,11 +83,15 @@ def classify_fib(batch, setup, dest, reason, trace=None):
 
 def classify_em(batch, setup, dest, reason, trace=None):
     """``em_parse_ptype``, then ``em_get_dst_port`` per packet: IPv4/IPv6 TCP/UDP are
-    looked up (miss → input port) and re-checked against the portmask, everything
-    else stays on the input port (D1–D4)."""
-    heads, caplen, routes, ports = batch.heads, batch.caplen, setup.routes, setup.ports
+    looked up (miss → input port), everything else stays on the input port (D1–D4).
+    l3fwd re-checks a found port against the portmask; here it cannot fail (only flows
+    to enabled ports are installed, routing.py), so it is not done again per packet."""
+    heads, caplen, routes = batch.heads, batch.caplen, setup.routes
     kind, tcp_udp = ptype.em_ptype_bulk(heads)
-    truncated = caplen < ptype.em_need(kind, tcp_udp)
+    if caplen.min() >= ptype.EM_NEED.max():            # the usual case: no frame is short for any class
+        truncated = np.zeros(len(caplen), bool)
+    else:
+        truncated = caplen < ptype.em_need(kind, tcp_udp)
     usable = ~truncated
     for family, table, l3 in ((4, routes.v4, ptype.EM_IPV4), (6, routes.v6, ptype.EM_IPV6)):
         rows = _select(usable & tcp_udp & (kind == l3))
@@ -95,11 +99,10 @@ def classify_em(batch, setup, dest, reason, trace=None):
             continue
         keys = em.keys_of(heads, rows, family)
         if trace is None:
-            found = table.lookup_bulk(keys, dest[rows])
+            dest[rows] = table.lookup_bulk(keys, dest[rows])
         else:
-            found, rule = table.lookup_bulk(keys, dest[rows], rules=True)
-            trace.lookup(rows, f"em{family}", rule, np.where(rule >= 0, found, -1))
-        dest[rows] = np.where(ports.enabled[found], found, dest[rows])
+            dest[rows], rule = table.lookup_bulk(keys, dest[rows], rules=True)
+            trace.lookup(rows, f"em{family}", rule, np.where(rule >= 0, dest[rows], -1))
     reason[truncated] = TRUNCATED
     return _select(usable & ((kind == ptype.EM_IPV4) | (kind == ptype.EM_IPV4_EXT)))
 

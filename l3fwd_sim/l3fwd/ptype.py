@@ -74,20 +74,31 @@ def em_ptype(frame: bytes, pkt_len: int) -> tuple[int, bool]:
     return EM_UNKNOWN, False
 
 
+def _em_tables() -> tuple[np.ndarray, np.ndarray]:
+    """(EM class, tcp_udp) by ``lpm class * 4 + no_options * 2 + L4 is TCP/UDP``: what
+    ``em_ptype`` decides from those three facts."""
+    em, tcp_udp = np.full(12, EM_UNKNOWN, np.uint8), np.zeros(12, bool)
+    for no_options in (0, 1):
+        for l4 in (0, 1):
+            v4, v6 = IPV4 * 4 + no_options * 2 + l4, IPV6 * 4 + no_options * 2 + l4
+            em[v4] = EM_IPV4 if no_options else EM_IPV4_EXT
+            tcp_udp[v4] = bool(no_options and l4)
+            em[v6], tcp_udp[v6] = (EM_IPV6 if l4 else EM_IPV6_EXT), bool(l4)
+    return em, tcp_udp
+
+
+_EM_CLASS_OF, _EM_TCP_UDP_OF = _em_tables()
+
+
 def em_ptype_bulk(heads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``em_ptype`` over a batch: (class, tcp_udp) arrays. A frame too short for what
     the parser reads is classified from its zero padding; :data:`EM_NEED` then marks it
     as truncated (never EM_TRUNCATED here)."""
     kind = lpm_ptype_bulk(heads)
-    v4, v6 = kind == IPV4, kind == IPV6
-    no_options = (heads[:, 14] & 0x0F) == 5
-    tcp_udp = _IS_TCP_UDP[np.where(v4, heads[:, 23], heads[:, 20])]
-    em = np.full(len(heads), EM_UNKNOWN, np.uint8)
-    em[v4] = EM_IPV4_EXT
-    em[v4 & no_options] = EM_IPV4
-    em[v6] = np.where(tcp_udp[v6], EM_IPV6, EM_IPV6_EXT)
-    tcp_udp &= (em == EM_IPV4) | v6
-    return em, tcp_udp
+    code = kind << 2
+    code |= ((heads[:, 14] & 0x0F) == 5).view(np.uint8) << 1              # IPv4 without options
+    code |= _IS_TCP_UDP[np.where(kind == IPV4, heads[:, 23], heads[:, 20])].view(np.uint8)
+    return _EM_CLASS_OF[code], _EM_TCP_UDP_OF[code]
 
 
 # The frame length each path reads from a packet, by lpm class (UNKNOWN, IPV4, IPV6):
