@@ -147,7 +147,7 @@ def main_loop(lcore: Lcore, batches, outputs: PortOutputs, stats: RunStats, tx, 
         if batch is None:
             break
         if records is not None:
-            decisions = Decisions(len(batch))
+            decisions = Decisions(len(batch), lcore.tracing.describe.tables)
         dest, reason = np.zeros(0, np.int64), np.zeros(0, np.uint8)
         if len(batch):
             dest, reason = lcore.forward(batch, timer) if decisions is None else lcore.forward(batch, timer, decisions)

@@ -24,8 +24,6 @@ from ..capture.atomic import AtomicFile
 from .jsonlines import LineBuffer, Lines, quoted
 
 TRACE_FILE = "trace.jsonl"
-TABLES = ("lpm4", "lpm6", "fib4", "fib6", "em4", "em6", "acl4", "acl6")    # code = index + 1; 0: no lookup
-TABLE_CODE = {name: code for code, name in enumerate(TABLES, 1)}
 SNAPSHOT_FROM, SNAPSHOT_TO = 12, 58           # frame bytes kept: EtherType up to the IPv6 5-tuple's ports
 
 TraceRecord = np.dtype([
@@ -38,17 +36,19 @@ TraceRecord = np.dtype([
 
 class Decisions:
     """What the lookups answered for each packet of a super-burst, noted by the pipeline
-    stages as they run (only when tracing): the table, the id of the rule that decided
-    (its line in the table's rule file; -1 for none) and the next hop (-1 for none)."""
+    stages as they run (only when tracing): the table (its code: 1 + its index in the
+    application's ``tables``; 0 for none), the id of the rule that decided (its line in
+    the table's rule file; -1 for none) and the next hop (-1 for none)."""
 
-    def __init__(self, n: int):
+    def __init__(self, n: int, tables: tuple[str, ...]):
+        self.codes = {name: code for code, name in enumerate(tables, 1)}
         self.table = np.zeros(n, np.uint8)
         self.rule = np.full(n, -1, np.int64)
         self.next_hop = np.full(n, -1, np.int64)
 
     def lookup(self, rows, table: str, rule: np.ndarray, next_hop: np.ndarray) -> None:
         """The answers for ``rows`` (a slice or indexes) from ``table``."""
-        self.table[rows] = TABLE_CODE[table]
+        self.table[rows] = self.codes[table]
         self.rule[rows] = rule
         self.next_hop[rows] = next_hop
 
@@ -57,7 +57,7 @@ class Decisions:
         (``None`` stands for no rule / no next hop)."""
         def note_for(i: int):
             def note(table: str, rule: int | None, next_hop: int | None) -> None:
-                self.table[i] = TABLE_CODE[table]
+                self.table[i] = self.codes[table]
                 self.rule[i] = -1 if rule is None else rule
                 self.next_hop[i] = -1 if next_hop is None else next_hop
             return note
@@ -73,6 +73,7 @@ class Describe:
     middle: Callable[[np.ndarray, Lines], None]
     detail: Callable[[np.ndarray], tuple[list[str], np.ndarray]]
     reasons: tuple[str, ...]          # drop reason names; code = index + 1
+    tables: tuple[str, ...]           # the lookup tables a packet may be traced in; code = index + 1
 
 
 @dataclass

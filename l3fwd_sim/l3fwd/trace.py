@@ -14,9 +14,12 @@ import numpy as np
 
 from ..dataplane.jsonlines import Lines, pool, quoted
 from ..dataplane.rx import MBUF_DATA_ROOM
-from ..dataplane.trace import SNAPSHOT_FROM, SNAPSHOT_TO, TABLES, Describe
+from ..dataplane.trace import SNAPSHOT_FROM, SNAPSHOT_TO, Describe
 from . import ptype, rfc1812
 from .keys import ADDRESS_BYTES, DESTINATION_AT, FIVE_TUPLE_AT, key_text
+from .keys import TABLES as LOOKUP_TABLES
+
+TABLES = tuple(name for pair in LOOKUP_TABLES.values() for name in pair)   # lpm4, lpm6, fib4, ... acl6
 
 # Packet type names: lpm_parse_ptype's classes (lpm, fib, acl) and em_parse_ptype's (em).
 LPM_PTYPES = ("unknown", "ipv4", "ipv6")
@@ -56,7 +59,7 @@ def describe(lookup: str, routes, reasons: tuple[str, ...]) -> Describe:
     def detail(records: np.ndarray) -> list:
         return drop_details(records, lookup, reasons)
 
-    return Describe(middle, detail, reasons)
+    return Describe(middle, detail, reasons, TABLES)
 
 
 def frame_heads(records: np.ndarray) -> np.ndarray:
