@@ -116,3 +116,10 @@ def test_c_reference_on_the_shipped_mixed_pcaps(tmp_path):
     run(RunOptions(inputs=find_inputs([str(pcaps)]), outdir=tmp_path / "sim"))
     for port in range(4):
         assert (tmp_path / "c" / f"port{port}.pcap").read_bytes() == (tmp_path / "sim" / f"port{port}.pcap").read_bytes()
+
+
+def test_c_reference_skipped_with_a_note_without_a_compiler(tmp_path, monkeypatch):
+    monkeypatch.setattr(c_reference, "COMPILERS", ("no-such-compiler",))
+    skipped = c_reference.measure(tmp_path, 64, rounds=1)
+    assert skipped == {"skipped": "no C compiler (cc, gcc or clang) on PATH"}
+    assert "C reference skipped: no C compiler" in format_table({"rows": [], "reference": skipped})
