@@ -314,6 +314,25 @@ def _row_parts(rows: np.ndarray, caplen: np.ndarray, tails) -> list[memoryview]:
     return parts
 
 
+PCAP_HEADER = 24                  # bytes of a classic pcap file header
+_IOV_MAX = 1024                   # iovecs per writev call (Linux)
+
+
+def _write_at(fd: int, parts: list, at: int) -> None:
+    """Write every byte of ``parts`` (contiguous buffers) at file offset ``at``: pwritev
+    of up to _IOV_MAX of them a call; a short write resumes where it stopped."""
+    views = [memoryview(part).cast("B") for part in parts]
+    i = 0
+    while i < len(views):
+        written = os.pwritev(fd, views[i:i + _IOV_MAX], at)
+        at += written
+        while i < len(views) and written >= len(views[i]):
+            written -= len(views[i])
+            i += 1
+        if written:
+            views[i] = views[i][written:]
+
+
 class PcapWriter:
     """Writes one classic pcap (Ethernet) atomically: temp file, then rename on commit."""
 
@@ -339,9 +358,9 @@ class PcapWriter:
         else:
             self.write_rows(rows, caplen)
 
-    def write_rows(self, rows: np.ndarray, caplen: np.ndarray) -> None:
+    def write_rows(self, rows: np.ndarray, caplen: np.ndarray, at: int | None = None) -> None:
         """Append records of at most HEAD_BYTES bytes laid out as :func:`record_headers`
-        describes."""
+        describes (or write them at file offset ``at``)."""
         if not len(rows):
             return
         first = int(caplen[0])
@@ -349,12 +368,19 @@ class PcapWriter:
             data = rows if first == HEAD_BYTES else np.ascontiguousarray(rows[:, :16 + first])
         else:
             data = kernels.pack_rows(rows, 16 + caplen)
-        self._file.write(data)
+        if at is None:
+            self._file.write(data)
+        else:
+            _write_at(self._file.fileno(), [data], at)
         self.packets += len(rows)
 
-    def write_parts(self, parts: list, packets: int) -> None:
-        """Append ``packets`` records given as consecutive byte ranges."""
-        self._file.writelines(parts)
+    def write_parts(self, parts: list, packets: int, at: int | None = None) -> None:
+        """Append ``packets`` records given as consecutive byte ranges (or write them at
+        file offset ``at``)."""
+        if at is None:
+            self._file.writelines(parts)
+        else:
+            _write_at(self._file.fileno(), parts, at)
         self.packets += packets
 
     def flush(self) -> None:

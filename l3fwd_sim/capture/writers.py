@@ -35,8 +35,10 @@ class PortOutputs:
             self._rows = np.empty(n * RECORD_ROW, np.uint8)
         return self._rows[:n * width].reshape(n, width)
 
-    def write(self, batch: PacketBatch, dest: np.ndarray) -> None:
-        """Append the packets of ``batch`` to the pcap of their ``dest`` port (-1: dropped)."""
+    def write(self, batch: PacketBatch, dest: np.ndarray, reserve=None) -> None:
+        """Append the packets of ``batch`` to the pcap of their ``dest`` port (-1: dropped).
+        With ``reserve`` (``--jobs``: the outputs are shared), ``reserve({port: bytes})``
+        returns the file offset of each port's records instead, and they are written there."""
         order = np.argsort(dest.astype(np.int16), kind="stable")    # radix sort; drops first
         bounds = np.cumsum(np.bincount(dest + 1, minlength=max(self.writers) + 2))
         first = int(bounds[0])
@@ -52,17 +54,21 @@ class PortOutputs:
         if (caplen > HEAD_BYTES).any():
             offsets, block_id = batch.source_offsets(sent), batch.source_id[sent]
             in_place = _records_in_place(batch, sorted_rows, caplen, offsets, block_id)
+        spans = {port: (int(bounds[port]) - first, int(bounds[port + 1]) - first) for port in self.writers}
+        at = {}
+        if reserve is not None:
+            at = reserve({port: 16 * (end - start) + int(caplen[start:end].sum()) for port, (start, end) in spans.items()})
         for port, writer in self.writers.items():
-            start, end = int(bounds[port]) - first, int(bounds[port + 1]) - first
+            start, end = spans[port]
             if start == end:
                 continue
             cap = caplen[start:end]
             if in_place is None:
-                writer.write_rows(sorted_rows[start:end], cap)
+                writer.write_rows(sorted_rows[start:end], cap, at.get(port))
             else:
                 part = slice(start, end)
                 writer.write_parts(_parts(batch, sorted_rows[part], cap, in_place[part], offsets[part],
-                                          block_id[part]), end - start)
+                                          block_id[part]), end - start, at.get(port))
 
     def _to_output_resolution(self, batch: PacketBatch, sent: np.ndarray, rows: np.ndarray) -> None:
         """Record headers whose fractions are in another resolution than the output's: a

@@ -3,11 +3,13 @@
 Forwarding decisions do not depend on the order packets are processed in (design-notes
 §3), and the output of a port is its packets in processing order. So the polling rounds
 are cut into chunks of equal length and dealt out in turn: process k forwards chunks k,
-k + N, k + 2N, … (reading past the others) and appends each chunk's records to the
-shared output files when its turn comes. A token passed round a ring of pipes keeps the
-appends in chunk order, so no output is ever copied. This process is number 0 (and
-holds the files); the TX calls of every chunk are replayed in chunk order into the one
-TX model, and the counters added up.
+k + N, k + 2N, … (reading past the others) and writes each chunk's records into the
+shared output files. A token passed round a ring of pipes says where each file ends
+after the chunks before: a process takes its chunk's place from it, passes it on at
+once, then writes its records there (``pwrite``) while the next process goes on. So the
+files hold the chunks in order, no output is ever copied, and the writes overlap. This
+process is number 0 (and holds the files); the TX calls of every chunk are replayed in
+chunk order into the one TX model, and the counters added up.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from multiprocessing.connection import wait
 from typing import Callable
 
 from ..capture.writers import PortOutputs
+from ..capture.pcap import PCAP_HEADER
 from ..errors import SimError
 from .lcore import Lcore, main_loop, open_readers, report_cut_short
 from .polling import poll
@@ -29,34 +32,35 @@ _ABORTED = "another --jobs process failed"
 
 
 class _Turn:
-    """A process's turn to append a chunk to the shared outputs: the token from the
-    process before it in the ring, passed on once the chunk's records are written.
-    ``results`` (process 0 only) are the workers' result pipes, watched while waiting so
-    that a worker's failure ends the wait."""
+    """A process's turn to place a chunk in the shared outputs. The token from the
+    process before it in the ring is where each port's file ends after the chunks
+    before; it is passed on at once with this chunk's bytes added, and the chunk's
+    records are then written at their offsets while the next process goes on (a chunk is
+    one super-burst: ``run_jobs`` sizes it so). ``results`` (process 0 only) are the
+    workers' result pipes, watched while waiting so that a worker's failure ends the wait."""
 
-    def __init__(self, receive, send, outputs: PortOutputs, results=None):
-        self._receive, self._send, self._outputs, self._results = receive, send, outputs, results
+    def __init__(self, receive, send, results=None):
+        self._receive, self._send, self._results = receive, send, results
         self.taken = False
 
-    def wait(self) -> None:
+    def reserve(self, sizes: dict[int, int]) -> dict[int, int]:
+        """Each port's file offset for ``sizes[port]`` bytes of this chunk."""
         if self.taken:
-            return
+            raise AssertionError("a --jobs chunk is one super-burst")
         self.taken = True
         while self._results is not None and self._receive not in wait([self._receive, *self._results.pending]):
             self._results.collect_ready()
         try:
-            self._receive.recv()
+            offsets = self._receive.recv()
         except EOFError:                          # the process before failed: say why, if it did
             if self._results is not None:
                 self._results.collect_all()
             raise SimError(_ABORTED) from None
-
-    def done(self) -> None:
-        self._outputs.flush()
         try:
-            self._send.send(True)
+            self._send.send({port: end + sizes.get(port, 0) for port, end in offsets.items()})
         except BrokenPipeError:                   # the next process is gone: it found its chunk empty
             pass
+        return offsets
 
 
 class _Results:
@@ -97,7 +101,7 @@ def _forward_share(k: int, jobs: int, lcore: Lcore, outputs: PortOutputs, stats:
         position = 0                                  # polling rounds the readers are past
         for chunk in itertools.count(k, jobs):
             first = chunk * rounds - position
-            turn, log = _Turn(receive, send, outputs, results), TxLog()
+            turn, log = _Turn(receive, send, results), TxLog()
             tracer = tracing and BurstTracer(tracing.limit, tracing.lcore, tracing.rx_queues, lcore.tx_ports,
                                              spool.append, chunk, position * len(lcore.inputs))
             main_loop(lcore, poll(readers, lcore.rx_burst, lcore.chunk_packets, (first, first + rounds)),
@@ -105,7 +109,6 @@ def _forward_share(k: int, jobs: int, lcore: Lcore, outputs: PortOutputs, stats:
             position = (chunk + 1) * rounds
             if not turn.taken:                        # an empty chunk: every input is read
                 break
-            turn.done()
             logs[chunk] = log
             if tracer:
                 spool.end_chunk(chunk, tracer.traced, tracer.sent)
@@ -162,7 +165,7 @@ def run_jobs(lcore: Lcore, jobs: int, outdir, stats: RunStats, tx_model: TxModel
     try:
         outputs.flush()                           # the file headers, written once
         ring = [ctx.Pipe(duplex=False) for _ in range(jobs)]       # (receive, send) of the token into process k
-        ring[0][1].send(True)                     # process 0 starts with the token
+        ring[0][1].send({port: PCAP_HEADER for port in lcore.tx_ports})   # process 0 starts with the token
         worker_lcore = replace(lcore, progress=None)
         for k in range(1, jobs):
             receive_result, send_result = ctx.Pipe(duplex=False)

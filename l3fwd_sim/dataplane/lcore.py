@@ -118,7 +118,8 @@ def report_cut_short(readers: list[tuple[int, PcapReader]], stats: RunStats) -> 
 def main_loop(lcore: Lcore, batches, outputs: PortOutputs, stats: RunStats, tx, turn=None,
               trace: BurstTracer | None = None) -> None:
     """Forward super-bursts, account for their TX, count and write them. With ``turn``
-    (``--jobs``), ``turn.wait()`` comes before each write: the outputs are shared. With
+    (``--jobs``: the outputs are shared), each write takes its place in the files from
+    ``turn.reserve``. With
     ``trace``, the packets it asks for are traced."""
     total_bytes = sum(Path(p).stat().st_size for _, p in lcore.inputs)
     done_bytes = 0
@@ -161,9 +162,7 @@ def main_loop(lcore: Lcore, batches, outputs: PortOutputs, stats: RunStats, tx, 
         if not len(batch):
             continue
         with timer("write"):
-            if turn:
-                turn.wait()
-            outputs.write(batch, dest)
+            outputs.write(batch, dest, turn.reserve if turn else None)
         if lcore.progress:
             done_bytes += int(batch.caplen.sum()) + 16 * len(batch)
             lcore.progress(min(done_bytes, total_bytes), total_bytes)

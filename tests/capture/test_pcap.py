@@ -712,3 +712,21 @@ def test_arbitrary_bytes_after_header(tail, order, plan):
             assert reader.truncated_at == consumed
         else:
             assert reader.truncated_at is None
+
+
+def test_write_at_places_every_byte_of_many_parts(tmp_path):
+    """--jobs writes a chunk's records at its offset: more parts than one pwritev takes,
+    of mixed sizes, land exactly there and nowhere else."""
+    import os
+    import random
+
+    from l3fwd_sim.capture.pcap import _write_at
+    rng = random.Random(5)
+    parts = [bytes(rng.randrange(256) for _ in range(rng.randrange(1, 40))) for _ in range(3000)]
+    path = tmp_path / "f"
+    path.write_bytes(b"x" * 100)
+    with open(path, "r+b") as file:
+        _write_at(file.fileno(), [np.frombuffer(p, np.uint8) if i % 2 else memoryview(p) for i, p in enumerate(parts)], 50)
+        os.fsync(file.fileno())
+    data = b"".join(parts)
+    assert path.read_bytes() == b"x" * 50 + data
