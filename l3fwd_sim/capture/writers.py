@@ -15,7 +15,7 @@ from . import kernels
 from .atomic import AtomicFile
 from .batch import PacketBatch
 from .pcap import PcapWriter, paused_gc
-from .records import HEAD_BYTES, RECORD_ROW
+from .records import HEAD_BYTES, RECORD_ROW, as_items
 
 
 class PortOutputs:
@@ -48,7 +48,7 @@ class PortOutputs:
         if len(sent) and caplen.max() < HEAD_BYTES and caplen.min() == caplen.max():
             width = 16 + int(caplen[0])            # short fixed-size frames: the records themselves
         sorted_rows = self._buffer(len(sent), width)
-        np.take(batch.rows[:, :width], sent, axis=0, out=sorted_rows, mode="clip")
+        np.take(as_items(batch.rows[:, :width]), sent, out=as_items(sorted_rows), mode="clip")
         self._to_output_resolution(batch, sent, sorted_rows)
         in_place = None
         if (caplen > HEAD_BYTES).any():
