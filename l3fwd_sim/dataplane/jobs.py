@@ -103,7 +103,7 @@ def _forward_share(k: int, jobs: int, lcore: Lcore, outputs: PortOutputs, stats:
             first = chunk * rounds - position
             turn, log = _Turn(receive, send, results), TxLog()
             tracer = tracing and BurstTracer(tracing.limit, tracing.lcore, tracing.rx_queues, lcore.tx_ports,
-                                             spool.append, chunk, position * len(lcore.inputs))
+                                             spool.append, position * len(lcore.inputs))
             main_loop(lcore, poll(readers, lcore.rx_burst, lcore.chunk_packets, (first, first + rounds)),
                       outputs, stats, log, turn, tracer)
             position = (chunk + 1) * rounds

@@ -119,8 +119,7 @@ def main_loop(lcore: Lcore, batches, outputs: PortOutputs, stats: RunStats, tx, 
               trace: BurstTracer | None = None) -> None:
     """Forward super-bursts, account for their TX, count and write them. With ``turn``
     (``--jobs``: the outputs are shared), each write takes its place in the files from
-    ``turn.reserve``. With
-    ``trace``, the packets it asks for are traced."""
+    ``turn.reserve``. With ``trace``, the packets it asks for are traced."""
     total_bytes = sum(Path(p).stat().st_size for _, p in lcore.inputs)
     done_bytes = 0
 

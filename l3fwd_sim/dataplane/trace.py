@@ -29,7 +29,7 @@ SNAPSHOT_FROM, SNAPSHOT_TO = 12, 58           # frame bytes kept: EtherType up t
 TraceRecord = np.dtype([
     ("rx_port", "<i2"), ("rx_queue", "<i2"), ("lcore", "<i2"), ("tx_port", "<i2"),
     ("index", "<i8"), ("burst", "<i8"), ("tx_index", "<i8"), ("rule", "<i8"), ("next_hop", "<i8"),
-    ("caplen", "<i4"), ("chunk", "<i4"), ("table", "u1"), ("reason", "u1"),
+    ("caplen", "<i4"), ("table", "u1"), ("reason", "u1"),
     ("head", "u1", (SNAPSHOT_TO - SNAPSHOT_FROM,)),
 ])
 
@@ -121,11 +121,11 @@ class BurstTracer:
     the loop."""
 
     def __init__(self, limit: int | None, lcore: int, rx_queues: list[int], tx_ports: list[int],
-                 sink: Callable[[np.ndarray], None], chunk: int = 0, first_burst: int = 0):
+                 sink: Callable[[np.ndarray], None], first_burst: int = 0):
         """``first_burst``: the burst id of the loop's first round (its batches count from 0)."""
         self.remaining = limit
         self.first_burst = first_burst
-        self.lcore, self.rx_queues, self.chunk, self.sink = lcore, np.array(rx_queues, np.int16), chunk, sink
+        self.lcore, self.rx_queues, self.sink = lcore, np.array(rx_queues, np.int16), sink
         self.sent = np.zeros(max(tx_ports, default=0) + 1, np.int64)    # packets sent per port so far
         self.traced = 0
 
@@ -142,7 +142,6 @@ class BurstTracer:
         records["lcore"] = self.lcore
         records["burst"] = batch.burst[:n] + self.first_burst
         records["caplen"] = batch.caplen[:n]
-        records["chunk"] = self.chunk
         records["rule"] = records["next_hop"] = -1           # no lookup (yet)
         records["head"] = batch.heads[:n, SNAPSHOT_FROM:SNAPSHOT_TO]
         return records
@@ -237,12 +236,11 @@ def render_spools(lcore_spools: list[list[Spool]], limit: int | None, outdir: Pa
     out = TraceFile(outdir, describe)
     try:
         for lcore, spools in enumerate(lcore_spools):
-            segments = sorted((chunk, n, sent, spool, at) for spool in spools
-                              for at, (chunk, n, sent) in _offsets(spool.segments))
+            segments = sorted(((chunk, n, sent, spool, at) for spool in spools
+                               for at, (chunk, n, sent) in _offsets(spool.segments)), key=lambda s: s[0])
             left = limit
-            base = None
+            base = np.zeros_like(segments[0][2]) if segments else None     # packets sent per port so far
             for chunk, n, sent, spool, at in segments:
-                base = np.zeros_like(sent) if base is None else base
                 take = n if left is None else min(n, left)
                 for start in range(0, take, block):
                     records = np.fromfile(spool.path, TraceRecord, min(block, take - start),

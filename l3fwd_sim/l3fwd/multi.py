@@ -43,18 +43,23 @@ def _ipv6_dst(heads, rows):
     return np.ascontiguousarray(heads[rows, 38:54])
 
 
+def _look_up(table, keys, rows, dest, trace, name: str) -> None:
+    """``dest[rows]`` = the table's answer for each key, a miss keeping ``dest``; when
+    tracing, the answers (rule ids, next hops) are noted for table ``name``."""
+    if trace is None:
+        dest[rows] = table.lookup_bulk(keys, dest[rows])
+        return
+    dest[rows], rule = table.lookup_bulk(keys, dest[rows], rules=True)
+    trace.lookup(rows, name, rule, np.where(rule >= 0, dest[rows], -1))
+
+
 def _lpm_lookup(v4, v6, batch, routes, dest, trace, name: str):
     """``rte_lpm_lookupx4`` / ``rte_lpm6_lookup`` (``rte_fib*_lookup_bulk`` in FIB mode,
     where a /0 route is the default next hop); a miss leaves the input port."""
     heads, n = batch.heads, len(batch)
     for family, rows, table, keys in ((4, v4, routes.v4, _ipv4_dst), (6, v6, routes.v6, _ipv6_dst)):
-        if not _any(rows, n):
-            continue
-        if trace is None:
-            dest[rows] = table.lookup_bulk(keys(heads, rows), dest[rows])
-            continue
-        dest[rows], rule = table.lookup_bulk(keys(heads, rows), dest[rows], rules=True)
-        trace.lookup(rows, f"{name}{family}", rule, np.where(rule >= 0, dest[rows], -1))
+        if _any(rows, n):
+            _look_up(table, keys(heads, rows), rows, dest, trace, f"{name}{family}")
 
 
 def classify_lpm(batch, setup, dest, reason, trace=None):
@@ -95,14 +100,8 @@ def classify_em(batch, setup, dest, reason, trace=None):
     usable = ~truncated
     for family, table, l3 in ((4, routes.v4, ptype.EM_IPV4), (6, routes.v6, ptype.EM_IPV6)):
         rows = _select(usable & tcp_udp & (kind == l3))
-        if not _any(rows, len(batch)):
-            continue
-        keys = em.keys_of(heads, rows, family)
-        if trace is None:
-            dest[rows] = table.lookup_bulk(keys, dest[rows])
-        else:
-            dest[rows], rule = table.lookup_bulk(keys, dest[rows], rules=True)
-            trace.lookup(rows, f"em{family}", rule, np.where(rule >= 0, dest[rows], -1))
+        if _any(rows, len(batch)):
+            _look_up(table, em.keys_of(heads, rows, family), rows, dest, trace, f"em{family}")
     reason[truncated] = TRUNCATED
     return _select(usable & ((kind == ptype.EM_IPV4) | (kind == ptype.EM_IPV4_EXT)))
 
