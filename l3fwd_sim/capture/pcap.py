@@ -43,7 +43,7 @@ from . import kernels
 from .atomic import AtomicFile
 from .linktypes import ETHERNET as LINKTYPE_ETHERNET
 from .linktypes import Conversion, conversion
-from .records import (CAPLEN, HEAD_BYTES, MAX_CAPLEN, READ_BLOCK, RECORD_ROW, WIRELEN, RecordBatch, as_items,
+from .records import (CAPLEN, HEAD_BYTES, MAX_CAPLEN, READ_BLOCK, RECORD_ROW, WIRELEN, RecordBatch, padded,
                       header_field, headers_to_little_endian, libpcap_snaplen, record_headers, strip_fcs)
 from .source import Source
 
@@ -212,16 +212,11 @@ class PcapReader:
         n = int(bad[0]) if len(bad) else n
         if n < 16:
             return 0
-        if cap >= HEAD_BYTES and self._order == "<":      # the records themselves, no copy
-            rows = np.ndarray((n, RECORD_ROW), np.uint8, self._buf, self._start, (stride, 1))
-        else:                                  # short frames zero-padded, big-endian headers swapped
-            width = 16 + min(cap, HEAD_BYTES)
-            rows = np.empty((n, RECORD_ROW), np.uint8)
-            as_items(rows[:, :width])[...] = as_items(np.ndarray((n, width), np.uint8, self._buf, self._start,
-                                                                 (stride, 1)))
-            rows[:, width:] = 0
-            if self._order == ">":
-                headers_to_little_endian(rows)
+        width = 16 + min(cap, HEAD_BYTES)
+        rows = np.ndarray((n, width), np.uint8, self._buf, self._start, (stride, 1))    # the records themselves
+        if self._order == ">":                 # headers swapped into padded rows of our own
+            rows = padded(rows)
+            headers_to_little_endian(rows)
         parts.append((self._start + 16 + stride * np.arange(n, dtype=np.int64), rows))
         self._advance(stride * n)
         return n
@@ -281,7 +276,10 @@ class PcapReader:
         if not parts:
             return RecordBatch(np.zeros((0, RECORD_ROW), np.uint8), self._buf, np.zeros(0, np.int64),
                                self._rows_nanosecond, first)
-        offsets, rows = parts[0] if len(parts) == 1 else [np.concatenate(column) for column in zip(*parts)]
+        if len(parts) == 1:
+            offsets, rows = parts[0]
+        else:
+            offsets, rows = np.concatenate([o for o, _ in parts]), np.concatenate([padded(r) for _, r in parts])
         self.records_read += len(rows)
         return RecordBatch(rows, self._buf, offsets, self._rows_nanosecond, first)
 

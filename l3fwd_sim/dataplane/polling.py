@@ -102,12 +102,14 @@ def _merge(sources, first_round: int, rx_burst: int, queues: int) -> PacketBatch
 
 def _interleave_full_rounds(sources, first_round: int, rx_burst: int, rounds: int, queues: int) -> PacketBatch:
     """Every source has ``rounds`` full bursts: processing order is a transpose of
-    (source, round, packet) to (round, source, packet), copied in burst-sized blocks."""
+    (source, round, packet) to (round, source, packet), copied one source at a time."""
     ports = np.array([port for _, port, _ in sources], np.int64)
     places = np.array([k for k, _, _ in sources], np.int64)
     shape = (rounds, len(sources), rx_burst)
     rx_round = np.arange(rounds, dtype=np.int64)[:, None, None]
-    rows = np.stack([rec.rows.reshape(rounds, rx_burst, RECORD_ROW) for _, _, rec in sources], axis=1)
+    rows = np.empty((rounds, len(sources), rx_burst, RECORD_ROW), np.uint8)
+    for i, (_, _, rec) in enumerate(sources):
+        rec.copy_rows(rows[:, i])            # short frames are padded right here: no copy of their own
     return _batch(rows.reshape(-1, RECORD_ROW),
                   np.broadcast_to(ports[None, :, None], shape).ravel(),
                   ((first_round + rx_round) * queues + places[None, :, None] + np.zeros(shape, np.int64)).ravel(),

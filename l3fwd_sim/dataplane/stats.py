@@ -44,11 +44,12 @@ class RunStats:
 
     def count(self, in_port: np.ndarray, reason: np.ndarray, dest: np.ndarray) -> None:
         width = len(self.reasons) + 1
-        by_port = np.bincount(in_port * width + reason, minlength=(max(self.rx_ports) + 1) * width)
-        by_port = by_port.reshape(-1, width)
+        rx = np.bincount(in_port, minlength=max(self.rx_ports) + 1)
+        dropped = np.flatnonzero(reason)          # usually few: counted apart from the rx pass
+        drops = np.bincount(in_port[dropped] * width + reason[dropped], minlength=len(rx) * width).reshape(-1, width)
         for port in self.rx_ports:
-            self._rx[port] += int(by_port[port].sum())
-            self._drops[port] += by_port[port]
+            self._rx[port] += int(rx[port])
+            self._drops[port] += drops[port]
         out = np.bincount(dest + 1, minlength=max(self.tx_ports) + 2)
         for port in self.tx_ports:
             self._out[port] += int(out[port + 1])

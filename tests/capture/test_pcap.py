@@ -730,3 +730,27 @@ def test_write_at_places_every_byte_of_many_parts(tmp_path):
         os.fsync(file.fileno())
     data = b"".join(parts)
     assert path.read_bytes() == b"x" * 50 + data
+
+
+@settings(max_examples=30, deadline=None)
+@given(size=st.integers(0, 100), rounds=st.integers(1, 4), burst=st.integers(16, 40), queues=st.integers(1, 3),
+       seed=st.integers(0, 2**32))
+def test_short_fixed_records_pad_where_laid_out(tmp_path_factory, size, rounds, burst, queues, seed):
+    """A run of equal short frames comes as the records themselves; laid out into every
+    ``queues``-th burst of a larger array (the polling interleave) they are the rows
+    scapy's bytes give, zero-padded — the same as the batch's own ``rows``."""
+    rng = random.Random(seed)
+    n = rounds * burst
+    recs = random_records(rng, [size] * n, False)
+    path = tmp_path_factory.mktemp("pad") / "x.pcap"
+    write_with_scapy(path, recs, False)
+    reader = PcapReader(path)
+    batch = reader.read(n)
+    assert batch.records.shape == (n, 16 + min(size, HEAD_BYTES))      # not padded by the reader
+    out = np.full((rounds, queues, burst, 16 + HEAD_BYTES), 0xEE, np.uint8)
+    batch.copy_rows(out[:, queues - 1])
+    assert np.array_equal(out[:, queues - 1].reshape(n, -1), batch.rows)
+    assert (out[:, :queues - 1] == 0xEE).all()
+    for row, (frame, *_rest) in zip(batch.rows, scapy_records(path)):
+        assert bytes(row[16:16 + min(size, HEAD_BYTES)]) == frame[:HEAD_BYTES] and not row[16 + size:].any()
+    reader.close()
