@@ -1,23 +1,98 @@
 """``l3fwd-sim`` command line: parse options, call the library, print."""
 from __future__ import annotations
 
+import functools
 import json
+import os
+import signal
 import sys
+import threading
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
+from .capture.writers import OUTPUT_FORMATS
 from .dataplane.inputs import find_inputs, find_rx_queues
-from .dataplane.ports import parse_port_mac, parse_portmask
+from .dataplane.ports import MAX_PORTS, parse_port_mac, parse_portmask
 from .dataplane.rss import parse_rss_key
 from .dataplane.stats import format_duration, format_rate, format_table
 from .errors import SimError
+from .numbers import parse_int
+from .l3fwd.routing import MAX_ACL_RULE_NUM
 from .l3fwd.run import LOOKUPS, PIPELINES, RunOptions, run
 from .testpmd.run import FORWARD_MODES, TOPOLOGIES, TestpmdOptions, testpmd_run
+from .traffic.streams import MAX_COUNT, MAX_SEED
 
 
 class _Interrupted(Exception):
     """Ctrl-C during a command, kept away from click (which prints an empty line first)."""
+
+
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP: unwinds like Ctrl-C, so every output and temporary file is
+    cleaned up on the way out (a BaseException: no ``except Exception`` stops it)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_stopping: list[int] = []          # the stop signal being handled, once one arrived
+
+
+def _on_signal(signum, frame):
+    """Stop the command by unwinding, once: later signals (the watcher's resends, a
+    second Ctrl-C) must not interrupt the clean-up."""
+    if _stopping:
+        return
+    _stopping.append(signum)
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise _Terminated(signum)
+
+
+@contextmanager
+def _stop_signals():
+    """Ctrl-C, SIGTERM and SIGHUP go to :func:`_on_signal` while the command runs (the
+    previous handlers are put back after it). Python runs a handler only between
+    bytecodes, so a signal arriving just before a blocking read (a FIFO with no data
+    yet) would wait for the next byte. Python's C-level handler also writes the signal
+    number to a wakeup pipe; a watcher thread (the signals blocked in it, so that they go
+    to the main thread) reads it and sends the signal to the main thread again every
+    50 ms until the handler has run: each resend interrupts the read (EINTR)."""
+    _stopping.clear()
+    previous = {signum: signal.signal(signum, _on_signal) for signum in _STOP_SIGNALS}
+    old_wakeup = signal.set_wakeup_fd(_watcher(), warn_on_full_buffer=False)
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(old_wakeup)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+@functools.cache
+def _watcher() -> int:
+    """Start the watcher thread (once per process); the write end of its pipe."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    os.register_at_fork(after_in_child=lambda: signal.set_wakeup_fd(-1))   # a --jobs worker's are its own
+    main = threading.get_ident()
+
+    def watch():
+        while True:
+            signum = os.read(read_end, 1)[0]
+            while signum in _STOP_SIGNALS and not _stopping:
+                signal.pthread_kill(main, signum)
+                time.sleep(0.05)
+
+    signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)        # inherited by the watcher only
+    threading.Thread(target=watch, name="stop-signals", daemon=True).start()
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+    return write_end
 
 
 class _Group(click.Group):
@@ -32,7 +107,8 @@ class _Group(click.Group):
     def main(self, *args, **kwargs):
         kwargs["standalone_mode"] = False
         try:
-            return super().main(*args, **kwargs)
+            with _stop_signals():
+                return super().main(*args, **kwargs)
         except click.exceptions.Exit as done:
             sys.exit(done.exit_code)
         except click.ClickException as err:
@@ -44,9 +120,28 @@ class _Group(click.Group):
         except (KeyboardInterrupt, click.exceptions.Abort, _Interrupted):
             click.echo("l3fwd-sim: interrupted; no partial output was left", err=True)
             sys.exit(130)
+        except _Terminated as err:
+            click.echo(f"l3fwd-sim: stopped by {signal.Signals(err.signum).name}; no partial output was left",
+                       err=True)
+            sys.exit(128 + err.signum)
         except OSError as err:
             click.echo(f"l3fwd-sim: {err.filename or ''}: {err.strerror}", err=True)
             sys.exit(2)
+
+
+class _OutputDirType(click.ParamType):
+    """``-o DIR``: an empty string is an error, not the current directory."""
+    name = "directory"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, Path):
+            return value
+        if not value:
+            self.fail("an empty string; name a directory", param, ctx)
+        return Path(value)
+
+
+_OUTPUT_DIR = _OutputDirType()
 
 
 @click.group(cls=_Group)
@@ -126,6 +221,16 @@ def _lookup_method(lookup: str | None, lpm_flag: bool, em_flag: bool) -> str:
     return chosen.pop() if chosen else "lpm"
 
 
+def _output_format_option(auto: str):
+    """``--output-format`` of a command whose ``auto`` means ``auto``."""
+    return click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), default="auto", show_default=True,
+                        help=f"Output files: classic pcap (port<N>.pcap) or pcapng (port<N>.pcapng, 64-bit time "
+                             f"stamps: past 2106 too); auto = {auto}.")
+
+
+_INPUTS_AUTO = "pcapng when every input is pcapng, else pcap"
+
+
 def _trace_count(text: str | None) -> int | str | None:
     """``--trace N|all``."""
     if text is None or text == "all":
@@ -137,7 +242,7 @@ def _trace_count(text: str | None) -> int | str | None:
 
 @main.command("run")
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
-@click.option("-o", "--output", "outdir", required=True, type=click.Path(path_type=Path),
+@click.option("-o", "--output", "outdir", required=True, type=_OUTPUT_DIR,
               help="Output directory: port<N>.pcap per enabled port, stats.json.")
 @click.option("-p", "--portmask", help="Hex mask of enabled ports (default: ports with an input).")
 @click.option("--lookup", type=click.Choice(LOOKUPS), help="Lookup method (default lpm; acl needs both rule files).")
@@ -169,11 +274,12 @@ def _trace_count(text: str | None) -> int | str | None:
               help="Processes for one run (output identical to --jobs 1).")
 @click.option("--trace", metavar="N|all", help="Write OUTDIR/trace.jsonl: what happened to each of the first N "
               "received packets (per lcore), or to every packet.")
+@_output_format_option(_INPUTS_AUTO)
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stats as JSON on stdout.")
 def run_command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipeline, rule_ipv4, rule_ipv6,
                 eth_dest, port_mac, rx_burst, tx_burst, max_pkt_len, alg, config, rss_key, reta_size, jobs, trace,
-                quiet, as_json):
+                output_format, quiet, as_json):
     """Forward INPUT pcaps (a directory of port<N>.pcap, or N=FILE) as dpdk-l3fwd would."""
     lookup = _lookup_method(lookup, lpm_flag, em_flag)
     rx_queues = find_rx_queues(list(inputs))
@@ -184,7 +290,7 @@ def run_command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipel
         **({"rss_key": parse_rss_key(rss_key)} if rss_key else {}),
         reta_size=reta_size,
         outdir=outdir,
-        portmask=parse_portmask(portmask) if portmask else None,
+        portmask=None if portmask is None else parse_portmask(portmask),
         lookup=lookup,
         ipv6=ipv6,
         pipeline=pipeline,
@@ -198,6 +304,7 @@ def run_command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipel
         alg=alg,
         jobs=jobs,
         trace=_trace_count(trace),
+        output_format=output_format,
         progress=_progress_printer(quiet or as_json),
     )
     stats = run(options)
@@ -206,7 +313,7 @@ def run_command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipel
 
 @main.command("testpmd")
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
-@click.option("-o", "--output", "outdir", required=True, type=click.Path(path_type=Path),
+@click.option("-o", "--output", "outdir", required=True, type=_OUTPUT_DIR,
               help="Output directory: port<N>.pcap per enabled port, stats.json.")
 @click.option("--forward-mode", type=click.Choice(FORWARD_MODES), default="io", show_default=True,
               help="testpmd's forwarding engine.")
@@ -218,10 +325,11 @@ def run_command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipel
 @click.option("--port-mac", "port_mac", multiple=True, metavar="PORT,MAC",
               help="MAC address of PORT (default 02:70:63:61:70:PORT, as net_pcap reports).")
 @click.option("-p", "--portmask", help="Hex mask of forwarding ports (default: ports with an input).")
+@_output_format_option(_INPUTS_AUTO)
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stats as JSON on stdout.")
 def testpmd_command(inputs, outdir, forward_mode, port_topology, burst, eth_peer, port_mac, portmask,
-                    quiet, as_json):
+                    output_format, quiet, as_json):
     """Forward INPUT pcaps (a directory of port<N>.pcap, or N=FILE) as dpdk-testpmd's
     io, mac, macswap, 5tswap or icmpecho engine would."""
     stats = testpmd_run(TestpmdOptions(
@@ -230,9 +338,10 @@ def testpmd_command(inputs, outdir, forward_mode, port_topology, burst, eth_peer
         forward_mode=forward_mode,
         port_topology=port_topology,
         burst=burst,
-        portmask=parse_portmask(portmask) if portmask else None,
+        portmask=None if portmask is None else parse_portmask(portmask),
         eth_peer=dict(parse_port_mac(x, "--eth-peer") for x in eth_peer),
         port_mac=dict(parse_port_mac(x, "--port-mac") for x in port_mac),
+        output_format=output_format,
         progress=_progress_printer(quiet or as_json),
     ))
     _print_stats(stats, quiet, as_json)
@@ -241,17 +350,31 @@ def testpmd_command(inputs, outdir, forward_mode, port_topology, burst, eth_peer
 _PATTERN_ONLY = ("ports", "count", "size", "proto", "port_map", "rule_ipv4", "rule_ipv6")
 
 
+class _Int(click.ParamType):
+    """An integer option bounded where it is parsed: out of range, or too long for Python
+    to convert, it ends as one line naming the option."""
+    name = "integer"
+
+    def __init__(self, low: int, high: int):
+        self.low, self.high = low, high
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value                      # a default
+        return parse_int(value.strip(), max(param.opts, key=len), self.low, self.high)
+
+
 @main.command("generate")
 @click.argument("pattern", required=False)
-@click.option("-o", "--output", "outdir", required=True, type=click.Path(path_type=Path),
+@click.option("-o", "--output", "outdir", required=True, type=_OUTPUT_DIR,
               help="Output directory: port<N>.pcap per input port (ready for 'l3fwd-sim run DIR').")
 @click.option("--streams", type=click.Path(path_type=Path), help="TOML stream file, instead of a PATTERN.")
-@click.option("--ports", type=int, default=4, show_default=True, help="Input ports to generate.")
-@click.option("--count", type=int, default=1000, show_default=True, help="Packets per port.")
+@click.option("--ports", type=_Int(1, MAX_PORTS), default=4, show_default=True, help="Input ports to generate.")
+@click.option("--count", type=_Int(0, MAX_COUNT), default=1000, show_default=True, help="Packets per port.")
 @click.option("--size", default="64", show_default=True,
               help="Size on the wire (FCS included): N, A-B (uniform random) or imix (64/570/1518 at 7:4:1).")
 @click.option("--rate", type=float, help="Packets per second per port; timestamps 1/rate apart [default: 1000000].")
-@click.option("--seed", type=int, help="Seed of random patterns, sizes, fields and orders [default: 1].")
+@click.option("--seed", type=_Int(0, MAX_SEED), help="Seed of random patterns, sizes, fields and orders [default: 1].")
 @click.option("--proto", type=click.Choice(["udp", "tcp"]), default="udp", show_default=True,
               help="L4 protocol of the patterns.")
 @click.option("--map", "port_map", metavar="MAP",
@@ -261,11 +384,12 @@ _PATTERN_ONLY = ("ports", "count", "size", "proto", "port_map", "rule_ipv4", "ru
 @click.option("--rule_ipv6", "--rule-ipv6", "rule_ipv6", type=click.Path(path_type=Path),
               help="The same for IPv6.")
 @click.option("--progress", is_flag=True, help="Draw a progress bar on stderr (when it is a terminal).")
+@_output_format_option("pcap")
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stdout.")
 @click.pass_context
 def generate_command(ctx, pattern, outdir, streams, ports, count, size, rate, seed, proto, port_map,
-                     rule_ipv4, rule_ipv6, progress, quiet, as_json):
+                     rule_ipv4, rule_ipv6, progress, output_format, quiet, as_json):
     """Write test traffic: PATTERN (IPV4-CONT-BURST, IPV6-CONT-BURST, IPV4/IPV6-CONT-BURST,
     IPV4-<K>STREAMSX<G>, IPV6-<K>STREAMSX<G>, random, malformed) or --streams FILE."""
     from .traffic.generate import GenerateOptions, generate  # scapy and numpy set-up only for this command
@@ -281,7 +405,7 @@ def generate_command(ctx, pattern, outdir, streams, ports, count, size, rate, se
     summary = generate(GenerateOptions(
         outdir=outdir, pattern=pattern, streams=streams, ports=ports, count=count, size=size, proto=proto,
         port_map=port_map, rule_ipv4=rule_ipv4, rule_ipv6=rule_ipv6, rate=rate, seed=seed,
-        progress=_progress_printer(quiet=not progress or quiet or as_json)))
+        output_format=output_format, progress=_progress_printer(quiet=not progress or quiet or as_json)))
     if as_json:
         click.echo(json.dumps(summary, indent=2))
         return
@@ -296,17 +420,18 @@ def generate_command(ctx, pattern, outdir, streams, ports, count, size, rate, se
 
 
 @main.command("bench")
-@click.option("--count", type=int, default=1_000_000, show_default=True, help="Packets per pattern (4 ports).")
+@click.option("--count", type=_Int(0, MAX_COUNT), default=1_000_000, show_default=True,
+              help="Packets per pattern (4 ports; at least 4).")
 @click.option("--lookup", "lookups", multiple=True, type=click.Choice(["lpm", "em", "fib"]),
               help="Lookup methods to measure (repeatable; default lpm and em).")
-@click.option("-o", "--output", "outdir", type=click.Path(path_type=Path), default=Path("bench-out"),
+@click.option("-o", "--output", "outdir", type=_OUTPUT_DIR, default=Path("bench-out"),
               show_default=True, help="Keeps the traffic, outputs, bench.json and bench.png.")
 @click.option("--jobs", type=int, default=1, show_default=True, help="Processes per run.")
 @click.option("--no-testpmd", is_flag=True, help="Skip the testpmd io/macswap comparison.")
 @click.option("--no-end-to-end", is_flag=True, help="Skip the imix and --jobs 2 runs.")
-@click.option("--acl-rules", type=int, multiple=True, metavar="N",
+@click.option("--acl-rules", type=_Int(0, MAX_ACL_RULE_NUM), multiple=True, metavar="N",
               help="ACL rule-set sizes to measure (repeatable; default 1000 and 10000; 0 skips ACL).")
-@click.option("--acl-build", type=int, default=100_000, show_default=True,
+@click.option("--acl-build", type=_Int(0, MAX_ACL_RULE_NUM), default=100_000, show_default=True,
               help="Rules per family of the ACL build measured for time and peak RSS (0 skips it).")
 @click.option("--no-trace", is_flag=True, help="Skip the run --trace all cost measurement.")
 @click.option("--no-reference", is_flag=True, help="Skip the C reference forwarder (4x --count 64-byte packets, "
@@ -315,14 +440,16 @@ def generate_command(ctx, pattern, outdir, streams, ports, count, size, rate, se
 def bench_command(count, lookups, outdir, jobs, no_testpmd, no_end_to_end, acl_rules, acl_build, no_trace,
                   no_reference, as_json):
     """Re-run the 2014 l3fwd experiment: five traffic patterns, both pipelines."""
-    from .bench import HEADER, BenchOptions, bench, format_table, plot
+    from .bench import HEADER, BenchOptions, bench, check_options, format_table, plot
+    options = BenchOptions(count=count, lookups=tuple(lookups) or ("lpm", "em"), outdir=outdir, jobs=jobs,
+                           testpmd=not no_testpmd, end_to_end=not no_end_to_end,
+                           acl=tuple(n for n in acl_rules if n) if acl_rules else (1_000, 10_000),
+                           acl_build=acl_build, trace=not no_trace, reference=not no_reference,
+                           progress=None if as_json else click.echo)
+    check_options(options)                    # before the header: a bad option prints nothing else
     if not as_json:
         click.echo(HEADER)
-    result = bench(BenchOptions(count=count, lookups=tuple(lookups) or ("lpm", "em"), outdir=outdir, jobs=jobs,
-                                testpmd=not no_testpmd, end_to_end=not no_end_to_end,
-                                acl=tuple(n for n in acl_rules if n) if acl_rules else (1_000, 10_000),
-                                acl_build=acl_build, trace=not no_trace, reference=not no_reference,
-                                progress=None if as_json else click.echo))
+    result = bench(options)
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return
@@ -351,7 +478,7 @@ def lookup_command(keys, portmask, lookup, lpm_flag, em_flag, ipv6, rule_ipv4, r
     from .l3fwd.lookup import LookupOptions, format_lookup, lookup as lookup_keys
     report = lookup_keys(LookupOptions(
         keys=list(keys), lookup=_lookup_method(lookup, lpm_flag, em_flag),
-        portmask=parse_portmask(portmask) if portmask else None,
+        portmask=None if portmask is None else parse_portmask(portmask),
         rule_ipv4=rule_ipv4, rule_ipv6=rule_ipv6, ipv6=ipv6, port=port))
     if as_json:
         click.echo(json.dumps(report, indent=2))

@@ -27,8 +27,11 @@ from .. import compiled
 from ..capture import kernels
 from ..capture.atomic import AtomicFile
 from ..dataplane.inputs import find_inputs
+from ..numbers import check_range
+from ..l3fwd.routing import MAX_ACL_RULE_NUM
 from ..l3fwd.run import RunOptions, run
 from ..traffic.generate import GenerateOptions, generate
+from ..traffic.streams import MAX_COUNT
 from . import c_reference
 
 # Multi-buffer over per-packet throughput gain reported with the 2014 patch.
@@ -91,9 +94,20 @@ def _tx_counters(stats: dict) -> dict:
             "direct_share": direct / sent}
 
 
+def check_options(opt: BenchOptions) -> None:
+    """Refuse what the experiment cannot measure before any traffic is made: every
+    pattern needs a packet per port (``--count`` is split over the ports; no packet
+    would mean dividing by a zero rate), and the ACL rule sets must load in l3fwd."""
+    check_range(opt.count, "--count", PORTS, MAX_COUNT)
+    for rules in opt.acl:
+        check_range(rules, "--acl-rules", 1, MAX_ACL_RULE_NUM)       # 0 means: skip (the CLI drops it)
+    check_range(opt.acl_build, "--acl-build", 0, MAX_ACL_RULE_NUM)
+
+
 def bench(opt: BenchOptions) -> dict:
     """Run the experiment; returns (and writes to ``outdir/bench.json`` when given) the
     table as a dict."""
+    check_options(opt)
     with tempfile.TemporaryDirectory(prefix="l3fwd-sim-bench-") as tmp:
         base = Path(opt.outdir) if opt.outdir else Path(tmp)
         _warm_up(Path(tmp) / "warm-up", opt.lookups)

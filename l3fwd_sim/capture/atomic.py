@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
+
+from ..errors import SimError
 
 
 def _umask() -> int:
@@ -13,25 +16,73 @@ def _umask() -> int:
     return mask
 
 
+@contextmanager
+def naming(path: Path, doing: str = "cannot write"):
+    """An OSError inside (a full disk, an I/O error) becomes one line naming ``path``:
+    a failed ``write()`` carries no file name of its own."""
+    try:
+        yield
+    except OSError as err:
+        raise SimError(f"{path}: {doing}: {err.strerror or err}") from None
+
+
+class _NamedFile:
+    """The temporary file, buffered, with every failure reported under the output's name."""
+
+    def __init__(self, fd: int, path: Path):
+        self._file = os.fdopen(fd, "wb", buffering=1 << 20)   # big writes go straight through; small ones batch
+        self.path = path
+
+    def write(self, data) -> None:
+        with naming(self.path):
+            self._file.write(data)
+
+    def writelines(self, parts) -> None:
+        with naming(self.path):
+            self._file.writelines(parts)
+
+    def flush(self) -> None:
+        with naming(self.path):
+            self._file.flush()
+
+    def fileno(self) -> int:
+        return self._file.fileno()
+
+    def close(self) -> None:
+        with naming(self.path):
+            self._file.close()
+
+    def discard(self) -> None:
+        """Close without caring whether the buffered bytes can still be written."""
+        try:
+            self._file.close()                   # the descriptor is closed even when the flush fails
+        except OSError:
+            pass
+
+
 class AtomicFile:
     """``file`` is open for binary writing; ``commit()`` renames it to ``path``,
-    ``abort()`` removes it. Permissions follow the umask like a plain ``open``."""
+    ``abort()`` removes it. Permissions follow the umask like a plain ``open``. Every
+    failure is one line naming ``path`` (SimError)."""
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        with naming(self.path, "cannot create"):
+            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
         os.fchmod(fd, 0o666 & ~_umask())
         self._tmp = Path(tmp)
-        self.file = os.fdopen(fd, "wb", buffering=1 << 20)   # big writes go straight through; small ones batch
+        self.file = _NamedFile(fd, self.path)
 
     def commit(self) -> None:
         self.file.close()
         # Renaming over an existing file makes ext4 flush the new data first
         # (auto_da_alloc); removing the old one first keeps the commit cheap. The path
         # still only ever shows a complete file, or none for that instant.
-        self.path.unlink(missing_ok=True)
-        os.replace(self._tmp, self.path)
+        with naming(self.path, "cannot commit"):
+            self.path.unlink(missing_ok=True)
+            os.replace(self._tmp, self.path)
 
     def abort(self) -> None:
-        self.file.close()
+        """Remove the temporary file, whatever state it is in (never raises for it)."""
+        self.file.discard()
         self._tmp.unlink(missing_ok=True)

@@ -65,6 +65,26 @@ def scan_records(buf: np.ndarray, pos: int, end: int, limit: int, big_endian: bo
     return n, pos, bad
 
 
+def scan_blocks(buf: np.ndarray, pos: int, end: int, out: np.ndarray) -> int:
+    """Walk the blocks of a little-endian pcapng in ``buf[pos:end]`` (one this package
+    wrote: a block's length is its second 32-bit word): put the offset of each block
+    that lies wholly there in ``out`` (room for every block), stop at a malformed
+    length. Returns how many."""
+    if (k := compiled.module(__name__)) is not None:
+        return int(k.scan_blocks(buf, pos, end, out))
+    length_at = _LE.unpack_from
+    n = 0
+    while end - pos >= 12:
+        length = length_at(buf, pos + 4)[0]
+        if length < 12 or end - pos < length:
+            break
+        out[n] = pos
+        n += 1
+        pos += length
+    compiled.rent(n * WALK_EXCESS_SECONDS)
+    return n
+
+
 def gather_windows(buf: np.ndarray, starts: np.ndarray, widths: np.ndarray, out: np.ndarray) -> None:
     """``out[i]`` = the first ``widths[i]`` bytes at ``buf[starts[i]:]``, zero after them.
     ``buf`` must hold ``out.shape[1]`` bytes past every start."""

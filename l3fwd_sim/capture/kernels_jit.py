@@ -26,6 +26,20 @@ def scan_records(buf, pos, end, limit, big_endian, max_caplen, out, headers):
     return n, pos, False
 
 
+@jit
+def scan_blocks(buf, pos, end, out):
+    n = 0
+    while end - pos >= 12:
+        length = (np.int64(buf[pos + 7]) << 24 | np.int64(buf[pos + 6]) << 16 | np.int64(buf[pos + 5]) << 8
+                  | np.int64(buf[pos + 4]))
+        if length < 12 or end - pos < length:
+            break
+        out[n] = pos
+        n += 1
+        pos += length
+    return n
+
+
 # Indices are made unsigned inside the byte loops: numba then drops its
 # negative-index wraparound, which measured 2.5x faster (59 -> 23 ns per 64 bytes).
 @jit
@@ -82,6 +96,7 @@ def _warm_up() -> None:
     # code is loaded from the cache (or compiled) now, not inside the first run.
     buf, none = np.zeros(256, np.uint8), np.zeros(0, np.int64)
     scan_records(buf, 0, 0, 0, False, 0, none, np.zeros((0, 80), np.uint8)[:, :16])   # into record rows
+    scan_blocks(buf, 0, 0, none)
     gather_windows(buf, none, none, np.zeros((0, 64), np.uint8))
     gather_windows(buf, none, none, np.zeros((0, 80), np.uint8)[:, 16:])      # into record rows
     restore_records(buf, none, none, np.zeros((0, 80), np.uint8), none, np.zeros(0, np.bool_))

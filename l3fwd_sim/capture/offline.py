@@ -1,20 +1,70 @@
 """Opening a capture file for reading, as libpcap's ``pcap_open_offline`` does: the
 first four bytes (after gzip, if the file is compressed) say whether it is pcapng or
-classic pcap, and the matching reader takes the already opened file."""
+classic pcap, and the matching reader takes the already opened file. A run opens each
+input exactly once (:class:`OpenCaptures`): inputs may be pipes."""
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
+from ..errors import SimError
 from .pcap import PcapReader
 from .pcapng import PCAPNG_MAGIC, PcapngReader
 from .source import Source
 
 
-def open_offline(path: str | os.PathLike) -> PcapReader:
+def open_offline(path: str | os.PathLike, any_link: bool = False) -> PcapReader:
     """The streaming reader of the capture at ``path``: a :class:`PcapngReader` when it
     starts with a pcapng Section Header Block, else a classic :class:`PcapReader` (which
-    refuses, naming the file, whatever is not a pcap)."""
+    refuses, naming the file, whatever is not a pcap). ``any_link``: frames of every
+    link type as stored, not converted to Ethernet (what ``compare`` reads)."""
     source = Source(Path(path))
     pcapng = int.from_bytes(source.magic[:4], "little") == PCAPNG_MAGIC
-    return (PcapngReader if pcapng else PcapReader)(path, source)
+    return (PcapngReader if pcapng else PcapReader)(path, source, any_link=any_link)
+
+
+class OpenCaptures:
+    """The inputs of a run, each opened once up front — so that a bad one fails the run
+    before any output exists — and handed to the first reader that asks for it. A pipe,
+    FIFO or ``/dev/stdin`` can be read only once, so one that is given twice is refused,
+    and so is one when every ``--jobs`` process must open the inputs again (``reopen``)."""
+
+    def __init__(self, paths, reopen: bool = False):
+        self._open: dict[tuple[int, int], PcapReader] = {}
+        try:
+            for path in map(Path, paths):
+                key, regular = _identity(path)
+                if key in self._open:
+                    if not regular:
+                        raise SimError(f"{path}: a pipe can be read only once, and it is given as more than one input")
+                    continue
+                if reopen and not regular:
+                    raise SimError(f"{path}: not a regular file (a pipe?); with --jobs N every process opens the "
+                                   "inputs again: use --jobs 1")
+                self._open[key] = open_offline(path)
+        except BaseException:
+            self.close()
+            raise
+        self.nanosecond = any(reader.nanosecond for reader in self._open.values())
+        self.file_formats = [reader.file_format for reader in self._open.values()]   # for --output-format auto
+
+    def take(self, path: str | os.PathLike) -> PcapReader:
+        """The reader of ``path``: the one opened up front the first time, a new one after."""
+        reader = self._open.pop(_identity(Path(path))[0], None)
+        return reader if reader is not None else open_offline(path)
+
+    def close(self) -> None:
+        """Close the readers no one took."""
+        for reader in self._open.values():
+            reader.close()
+        self._open.clear()
+
+
+def _identity(path: Path) -> tuple[tuple[int, int], bool]:
+    """(device, inode) of what ``path`` leads to, and whether it is a regular file."""
+    try:
+        info = os.stat(path)
+    except OSError as err:
+        raise SimError(f"{path}: cannot open: {err.strerror}") from None
+    return (info.st_dev, info.st_ino), stat.S_ISREG(info.st_mode)

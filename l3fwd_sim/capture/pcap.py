@@ -40,11 +40,12 @@ import numpy as np
 
 from ..errors import SimError
 from . import kernels
-from .atomic import AtomicFile
+from .atomic import AtomicFile, naming
 from .linktypes import ETHERNET as LINKTYPE_ETHERNET
 from .linktypes import Conversion, conversion
-from .records import (CAPLEN, HEAD_BYTES, MAX_CAPLEN, READ_BLOCK, RECORD_ROW, WIRELEN, RecordBatch, padded,
-                      header_field, headers_to_little_endian, libpcap_snaplen, record_headers, strip_fcs)
+from .records import (CAPLEN, HEAD_BYTES, MAX_CAPLEN, PCAP_SECONDS, READ_BLOCK, RECORD_ROW, WIRELEN, RecordBatch,
+                      header_field, headers_to_little_endian, libpcap_snaplen, padded, record_headers, strip_fcs,
+                      utc_text)
 from .source import Source
 
 _MAGIC = {0xA1B2C3D4: False, 0xA1B23C4D: True}   # magic -> nanosecond timestamps
@@ -57,13 +58,16 @@ _LT_FCS_PRESENT = 0x04000000  # libpcap pcap-common.h: FCS length in the top 4 b
 class PcapReader:
     """Streaming reader of a classic pcap file; :class:`~l3fwd_sim.capture.pcapng.PcapngReader`
     reads pcapng on the same machinery. :func:`~l3fwd_sim.capture.offline.open_offline`
-    picks the one a file needs."""
+    picks the one a file needs. With ``any_link`` (what ``compare`` reads) frames of
+    every link type are handed out as stored: none is converted to Ethernet or refused."""
 
+    file_format = "pcap"  # what a run's ``--output-format auto`` sees
     _MIN_RECORD = 16     # smallest record: a classic record header
     _FRONT = 0           # free bytes kept before the unparsed data when compacting
 
-    def __init__(self, path: str | os.PathLike, source: Source | None = None):
+    def __init__(self, path: str | os.PathLike, source: Source | None = None, any_link: bool = False):
         self.path = Path(path)
+        self.any_link = any_link
         self._source = source or Source(self.path)   # opened once: the input may be a pipe
         self._file = self._source.file
         self.gzip = self._source.gzip
@@ -79,7 +83,7 @@ class PcapReader:
 
     @property
     def format(self) -> str:
-        return "pcap" + (" (gzip)" if self.gzip else "")
+        return self.file_format + (" (gzip)" if self.gzip else "")
 
     def _open(self) -> None:
         """Parse the classic pcap file header."""
@@ -104,7 +108,7 @@ class PcapReader:
         if self.linktype != LINKTYPE_ETHERNET:
             self._fcs = 0
         try:
-            self._link: Conversion | None = conversion(self.linktype)
+            self._link: Conversion | None = None if self.any_link else conversion(self.linktype)
         except ValueError as err:
             self._fail(str(err))
         # The strided fast path takes records exactly as stored; anything to adjust goes
@@ -275,13 +279,13 @@ class PcapReader:
         first = self.records_read
         if not parts:
             return RecordBatch(np.zeros((0, RECORD_ROW), np.uint8), self._buf, np.zeros(0, np.int64),
-                               self._rows_nanosecond, first)
+                               self._rows_nanosecond, first, self.path)
         if len(parts) == 1:
             offsets, rows = parts[0]
         else:
             offsets, rows = np.concatenate([o for o, _ in parts]), np.concatenate([padded(r) for _, r in parts])
         self.records_read += len(rows)
-        return RecordBatch(rows, self._buf, offsets, self._rows_nanosecond, first)
+        return RecordBatch(rows, self._buf, offsets, self._rows_nanosecond, first, self.path)
 
 
 @contextmanager
@@ -313,7 +317,6 @@ def _row_parts(rows: np.ndarray, caplen: np.ndarray, tails) -> list[memoryview]:
     return parts
 
 
-PCAP_HEADER = 24                  # bytes of a classic pcap file header
 _IOV_MAX = 1024                   # iovecs per writev call (Linux)
 
 
@@ -332,22 +335,62 @@ def _write_at(fd: int, parts: list, at: int) -> None:
             views[i] = views[i][written:]
 
 
-class PcapWriter:
-    """Writes one classic pcap (Ethernet) atomically: temp file, then rename on commit."""
+class CaptureWriter:
+    """What every output writer shares: one file written atomically (temp file, renamed
+    on commit) that starts with ``header`` (``header_bytes`` long), records appended
+    or written at reserved offsets (``--jobs``), and the count of ``packets``."""
 
-    def __init__(self, path: str | os.PathLike, nanosecond: bool = False):
+    def __init__(self, path: str | os.PathLike, header: bytes):
         self.path = Path(path)
         self._out = AtomicFile(path)
         self._file = self._out.file
-        self._nanosecond = nanosecond
-        magic = 0xA1B23C4D if nanosecond else 0xA1B2C3D4
-        self._file.write(struct.pack("<IHHiIII", magic, 2, 4, 0, 0, MAX_CAPLEN, LINKTYPE_ETHERNET))
+        self._file.write(header)
+        self.header_bytes = len(header)
         self.packets = 0
+
+    def write_parts(self, parts: list, packets: int, at: int | None = None) -> None:
+        """Append ``packets`` records given as consecutive byte ranges (or write them at
+        file offset ``at``)."""
+        if at is None:
+            self._file.writelines(parts)
+        else:
+            with naming(self.path):
+                _write_at(self._file.fileno(), parts, at)
+        self.packets += packets
+
+    def flush(self) -> None:
+        """Hand everything written so far to the file (a ``--jobs`` process, before
+        the next process appends to the same file)."""
+        self._file.flush()
+
+    def commit(self) -> None:
+        self._out.commit()
+
+    def abort(self) -> None:
+        self._out.abort()
+
+
+class PcapWriter(CaptureWriter):
+    """Writes one classic pcap (Ethernet) atomically: temp file, then rename on commit."""
+
+    def __init__(self, path: str | os.PathLike, nanosecond: bool = False):
+        magic = 0xA1B23C4D if nanosecond else 0xA1B2C3D4
+        super().__init__(path, struct.pack("<IHHiIII", magic, 2, 4, 0, 0, MAX_CAPLEN, LINKTYPE_ETHERNET))
+        self._nanosecond = nanosecond
+
+    @staticmethod
+    def record_bytes(caplen: np.ndarray) -> int:
+        """Bytes that records of these captured lengths take in the file."""
+        return 16 * len(caplen) + int(caplen.sum())
 
     def write(self, heads: np.ndarray, caplen: np.ndarray, wirelen: np.ndarray,
               ts_ns: np.ndarray, tails: list | None = None) -> None:
         """Append records. ``heads`` holds each packet's first ``HEAD_BYTES`` bytes;
         ``tails`` the remaining bytes of each packet longer than that, in row order."""
+        if len(ts_ns) and not 0 <= ts_ns.min() <= ts_ns.max() < PCAP_SECONDS * 10**9:
+            late = int(ts_ns[(ts_ns < 0) | (ts_ns >= PCAP_SECONDS * 10**9)][0])
+            raise SimError(f"{self.path}: time stamp {utc_text(late)} does not fit a classic pcap "
+                           "(1970..2106); use --output-format pcapng")
         rows = np.empty((len(caplen), RECORD_ROW), np.uint8)
         rows[:, 16:] = heads
         record_headers(rows, caplen, wirelen, ts_ns, self._nanosecond)
@@ -370,25 +413,6 @@ class PcapWriter:
         if at is None:
             self._file.write(data)
         else:
-            _write_at(self._file.fileno(), [data], at)
+            with naming(self.path):
+                _write_at(self._file.fileno(), [data], at)
         self.packets += len(rows)
-
-    def write_parts(self, parts: list, packets: int, at: int | None = None) -> None:
-        """Append ``packets`` records given as consecutive byte ranges (or write them at
-        file offset ``at``)."""
-        if at is None:
-            self._file.writelines(parts)
-        else:
-            _write_at(self._file.fileno(), parts, at)
-        self.packets += packets
-
-    def flush(self) -> None:
-        """Hand everything written so far to the file (a ``--jobs`` process, before
-        the next process appends to the same file)."""
-        self._file.flush()
-
-    def commit(self) -> None:
-        self._out.commit()
-
-    def abort(self) -> None:
-        self._out.abort()

@@ -9,8 +9,9 @@ Section Header Block; it streams records exactly like the classic reader.
 * **Interfaces** (IDB): link type, snaplen and the time-stamp options ``if_tsresol``
   (10^-n or 2^-n seconds; default 10^-6) and ``if_tsoffset`` (seconds added). Every
   interface must be Ethernet or a link type ``linktypes.py`` converts, or the file is
-  refused naming the interface. Interfaces may differ in link type and snaplen (libpcap
-  refuses a file whose interfaces differ from the first one; each keeps its own here).
+  refused naming the interface (with ``any_link``, every link type is read as stored).
+  Interfaces may differ in link type and snaplen (libpcap refuses a file whose
+  interfaces differ from the first one; each keeps its own here).
   ``if_fcslen`` is ignored, as libpcap and Wireshark ignore it (whether it counts bits
   or bytes is an open question of the format).
 * **Packets**: Enhanced Packet Blocks and the obsolete Packet Blocks carry interface,
@@ -26,7 +27,11 @@ Section Header Block; it streams records exactly like the classic reader.
   packet before it is read); a block whose length is not a multiple of 4, below 12,
   above 16 MiB (libpcap's limit) or different in its trailer, a packet whose captured
   length exceeds 256 KiB or its block, a packet of an undescribed interface, a time
-  stamp a pcap cannot hold (before 1970 or after 2106): a SimError naming the offset.
+  stamp no output can hold (before 1970, or from 2262 on: int64 nanoseconds): a
+  SimError naming the offset.
+* **Time stamps past 2106** (more seconds than a classic pcap's 32 bits) are read: the
+  batch's rows keep the low 32 bits of the seconds, ``RecordBatch.seconds_high`` the
+  rest, so that a pcapng output keeps them (a classic one refuses them, ``writers.py``).
 
 Runs of Enhanced Packet Blocks of one Ethernet interface whose tick is a whole number
 of nanoseconds (10^-n s, n <= 9: Wireshark's µs, dpdk-dumpcap's ns), all of one length,
@@ -37,29 +42,22 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from datetime import datetime, timezone
 
 import numpy as np
 
 from .linktypes import FRONT_ROOM, Conversion, conversion
 from .pcap import PcapReader
-from .records import HEAD_BYTES, MAX_CAPLEN, READ_BLOCK, RECORD_ROW, libpcap_snaplen, record_headers
+from .records import (HEAD_BYTES, MAX_CAPLEN, PCAP_SECONDS, READ_BLOCK, RECORD_ROW, libpcap_snaplen,
+                      record_headers, utc_text)
 
 PCAPNG_MAGIC = 0x0A0D0D0A      # a Section Header Block's type: the file's first four bytes
 SHB, IDB, PB, SPB, EPB = PCAPNG_MAGIC, 1, 2, 3, 6
 _PACKET_BLOCKS = (EPB, SPB, PB)
 _BYTE_ORDER = {b"\x4d\x3c\x2b\x1a": "<", b"\x1a\x2b\x3c\x4d": ">"}
 MAX_BLOCK = 16 << 20              # libpcap INITIAL_MAX_BLOCKSIZE
-_TS_LIMIT = (1 << 32) * 10**9     # a classic pcap output holds 32-bit seconds
+_TS_LIMIT = 1 << 63               # time stamps are int64 nanoseconds (to 2262-04-11)
 _SKIP_LIMIT = 1 << 20             # skipped-block bytes kept in the buffer before they are dropped
 _OPT_END, _IF_NAME, _IF_TSRESOL, _IF_TSOFFSET = 0, 2, 9, 14
-
-
-def _when(ns: int) -> str:
-    try:
-        return datetime.fromtimestamp(ns // 10**9, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    except (OverflowError, OSError, ValueError):
-        return f"{ns} ns"
 
 
 @dataclass(frozen=True)
@@ -87,13 +85,10 @@ class Interface:
 class PcapngReader(PcapReader):
     """Streaming pcapng reader; see the module docstring for what it accepts."""
 
+    file_format = "pcapng"
     _MIN_RECORD = 12       # smallest block: type, length, trailer
     _rows_nanosecond = True  # interfaces differ (and a later section may add finer ones): rows keep ns
     _FRONT = FRONT_ROOM    # room before a Simple Packet Block's data for a raw-IP rewrite
-
-    @property
-    def format(self) -> str:
-        return "pcapng" + (" (gzip)" if self.gzip else "")
 
     def _open(self) -> None:
         self._set_order("<")                    # replaced by every Section Header Block
@@ -189,7 +184,7 @@ class PcapngReader(PcapReader):
                 continue
             skipped_from = None
             if not 0 <= ns < _TS_LIMIT:
-                self._fail(f"time stamp {_when(ns)} is outside what a pcap output can hold (1970..2106)",
+                self._fail(f"time stamp {utc_text(ns)} is outside what an output can hold (1970 to 2262)",
                            self._offset(pos))
             caplen.append(cap)
             wirelen.append(wire)
@@ -259,7 +254,7 @@ class PcapngReader(PcapReader):
                 self._fail(f"{where}: if_tsoffset option of {len(value)} bytes (must be 8)", self._offset(pos))
             tsoffset = struct.unpack(self._order + "q", value)[0]
         try:
-            link = conversion(linktype)
+            link = None if self.any_link else conversion(linktype)
         except ValueError as err:
             self._fail(f"{where}: {err}", self._offset(pos))
         self._section.append(len(self._interfaces))
@@ -295,6 +290,16 @@ class PcapngReader(PcapReader):
         rows = np.empty((len(offsets), RECORD_ROW), np.uint8)
         record_headers(rows, caplen, wirelen, ts_ns, True)       # the lengths as handed over come next
         self._add_walked(parts, offsets, caplen, wirelen, rows, snap[owner], 0, conversions)
+        high = ts_ns // 10**9 >> 32
+        if high.any():                        # past 2106: the part carries the seconds' high bits
+            parts[-1] = (*parts[-1], high)
+
+    def _batch(self, parts: list):
+        batch = super()._batch([part[:2] for part in parts])
+        if any(len(part) > 2 for part in parts):
+            batch.seconds_high = np.concatenate([part[2] if len(part) > 2 else np.zeros(len(part[0]), np.int64)
+                                                 for part in parts])
+        return batch
 
     # -----------------------------------------------------------------------------------
     # runs of same-size Enhanced Packet Blocks
@@ -325,8 +330,8 @@ class PcapngReader(PcapReader):
             return 0
         fields = fields[:n]
         ticks = fields[:, 3].astype(np.uint64) << np.uint64(32) | fields[:, 4]
-        # ticks * scale must stay below the pcap limit; check in floats before the exact product
-        if ticks.max() * float(iface.scale) + iface.tsoffset * 1e9 >= _TS_LIMIT * 0.999 or \
+        # 32-bit seconds only (the walk takes later ones); checked in floats before the exact product
+        if ticks.max() * float(iface.scale) + iface.tsoffset * 1e9 >= PCAP_SECONDS * 1e9 * 0.999 or \
                 ticks.min() * float(iface.scale) + iface.tsoffset * 1e9 < 1e9:
             return 0                                 # near a limit: the walk checks each record
         ts_ns = ticks.astype(np.int64) * iface.scale + iface.tsoffset * 10**9

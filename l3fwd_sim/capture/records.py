@@ -6,7 +6,9 @@ both the classic pcap and the pcapng reader apply them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from functools import cached_property
+from pathlib import Path
 
 import numpy as np
 
@@ -14,6 +16,7 @@ HEAD_BYTES = 64          # covers the IPv6 EM key (frame bytes 18..57)
 MAX_CAPLEN = 262144      # libpcap's MAXIMUM_SNAPLEN: a larger record is damage, not data
 READ_BLOCK = 8 << 20     # a reader's buffer: records are parsed a block at a time
 RECORD_ROW = 16 + HEAD_BYTES   # a record header followed by a frame's head
+PCAP_SECONDS = 1 << 32   # a classic pcap record holds 32-bit seconds: up to 2106-02-07 06:28:15 UTC
 
 
 @dataclass
@@ -23,7 +26,9 @@ class RecordBatch:
     ``rows[i]`` is record i laid out as a pcap record starts: its 16-byte record header
     (little-endian, in the reader's timestamp resolution, with the captured length of
     the frame as handed over) followed by the frame's first HEAD_BYTES bytes, zero past
-    its end — the bytes an output record starts with. ``block`` (the reader's buffer)
+    its end — the bytes an output record starts with: the seconds are their low 32 bits;
+    ``seconds_high`` holds the rest (seconds >> 32) per record only when a batch has a
+    time stamp past 2106 (pcapng). ``block`` (the reader's buffer)
     holds the whole frames at ``offsets``. Both are only valid until the reader's next
     ``read``: ``rows`` may be a view into ``block`` (editing it in place is allowed: the
     bytes are the batch's own).
@@ -37,6 +42,8 @@ class RecordBatch:
     offsets: np.ndarray   # int64 start of each packet in ``block``
     nanosecond: bool      # the record headers' fractions are nanoseconds (else µs)
     first: int = 0        # the capture's record number of rows[0] (0-based)
+    path: Path | None = None               # the capture, for messages
+    seconds_high: np.ndarray | None = None  # int64 seconds >> 32 per record; None when all are 0
 
     def __len__(self) -> int:
         return len(self.records)
@@ -66,8 +73,10 @@ class RecordBatch:
     @property
     def ts_ns(self) -> np.ndarray:
         """int64 nanoseconds since the epoch."""
-        return (header_field(self.records, SECONDS) * 1_000_000_000
-                + header_field(self.records, FRACTION) * (1 if self.nanosecond else 1000))
+        seconds = header_field(self.records, SECONDS)
+        if self.seconds_high is not None:
+            seconds += self.seconds_high << 32
+        return seconds * 1_000_000_000 + header_field(self.records, FRACTION) * (1 if self.nanosecond else 1000)
 
 
 SECONDS, FRACTION, CAPLEN, WIRELEN = range(4)     # the record header's fields
@@ -131,7 +140,15 @@ def record_headers(rows: np.ndarray, caplen: np.ndarray, wirelen: np.ndarray, ts
     then its row cut at ``16 + caplen``."""
     hdr = rows[:, :16].view("<u4")
     sec, frac = np.divmod(ts_ns, 1_000_000_000)
-    hdr[:, 0] = sec
+    hdr[:, 0] = sec & (PCAP_SECONDS - 1)          # the low 32 bits (RecordBatch.seconds_high: the rest)
     hdr[:, 1] = frac if nanosecond else frac // 1000
     hdr[:, 2] = caplen
     hdr[:, 3] = wirelen
+
+
+def utc_text(ns: int) -> str:
+    """A time stamp (ns since the epoch) for messages."""
+    try:
+        return datetime.fromtimestamp(ns // 10**9, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, OSError, ValueError):
+        return f"{ns} ns"

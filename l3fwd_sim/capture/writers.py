@@ -1,6 +1,6 @@
-"""The per-port pcap outputs of a run, fed super-burst by super-burst.
+"""The per-port outputs of a run (classic pcap or pcapng), fed super-burst by super-burst.
 
-Packets go to the pcap of their TX port in processing order (TX buffering never
+Packets go to the file of their TX port in processing order (TX buffering never
 reorders a port, design-notes §1). One stable radix sort of the destinations groups a
 super-burst by port; the records are laid out once in a reused buffer and each port's
 contiguous slice is written with one call.
@@ -11,23 +11,47 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import SimError
 from . import kernels
 from .atomic import AtomicFile
 from .batch import PacketBatch
 from .pcap import PcapWriter, paused_gc
-from .records import HEAD_BYTES, RECORD_ROW, as_items
+from .pcapng_writer import EPB, SHB, PcapngWriter
+from .records import HEAD_BYTES, PCAP_SECONDS, RECORD_ROW, as_items, utc_text
+
+OUTPUT_FORMATS = ("auto", "pcap", "pcapng")    # --output-format; a format's name is its files' suffix
+
+
+def output_format(choice: str, input_formats) -> str:
+    """``--output-format``: ``pcap`` or ``pcapng``; ``auto`` is pcapng when every input
+    is pcapng (``input_formats``: each input's ``file_format``; none: pcap)."""
+    if choice not in OUTPUT_FORMATS:
+        raise SimError(f"--output-format {choice}: choose {', '.join(OUTPUT_FORMATS)}")
+    if choice == "auto":
+        return "pcapng" if set(input_formats) == {"pcapng"} else "pcap"
+    return choice
+
+
+def open_writer(output_format: str, path: Path, nanosecond: bool, interface: str) -> PcapWriter | PcapngWriter:
+    """The writer of one output file; ``interface`` names it in a pcapng (``port0``)."""
+    if output_format == "pcapng":
+        return PcapngWriter(path, nanosecond, interface)
+    return PcapWriter(path, nanosecond)
 
 
 class PortOutputs:
-    def __init__(self, outdir: Path, ports: list[int], nanosecond: bool, name: str = "port{port}.pcap"):
-        self.writers: dict[int, PcapWriter] = {}
+    def __init__(self, outdir: Path, ports: list[int], nanosecond: bool, name: str = "port{port}.pcap",
+                 output_format: str = "pcap"):
+        self.writers: dict[int, PcapWriter | PcapngWriter] = {}
         try:
             for port in ports:
-                self.writers[port] = PcapWriter(Path(outdir) / name.format(port=port), nanosecond)
+                self.writers[port] = open_writer(output_format, Path(outdir) / name.format(port=port), nanosecond,
+                                                 f"port{port}")
         except BaseException:
             self.abort()
             raise
         self._nanosecond = nanosecond
+        self._pcapng = output_format == "pcapng"
         self._rows = np.empty(0, np.uint8)
 
     def _buffer(self, n: int, width: int) -> np.ndarray:
@@ -50,20 +74,30 @@ class PortOutputs:
         sorted_rows = self._buffer(len(sent), width)
         np.take(as_items(batch.rows[:, :width]), sent, out=as_items(sorted_rows), mode="clip")
         self._to_output_resolution(batch, sent, sorted_rows)
+        high = _seconds_high(batch, sent) if any(s.seconds_high is not None for s in batch.sources) else None
+        if high is not None and not self._pcapng:
+            _refuse_late(batch, sent, high)
         in_place = None
-        if (caplen > HEAD_BYTES).any():
+        long = bool((caplen > HEAD_BYTES).any())
+        if long:
             offsets, block_id = batch.source_offsets(sent), batch.source_id[sent]
-            in_place = _records_in_place(batch, sorted_rows, caplen, offsets, block_id)
+            if not self._pcapng:
+                in_place = _records_in_place(batch, sorted_rows, caplen, offsets, block_id)
         spans = {port: (int(bounds[port]) - first, int(bounds[port + 1]) - first) for port in self.writers}
         at = {}
         if reserve is not None:
-            at = reserve({port: 16 * (end - start) + int(caplen[start:end].sum()) for port, (start, end) in spans.items()})
+            at = reserve({port: self.writers[port].record_bytes(caplen[start:end])
+                          for port, (start, end) in spans.items()})
         for port, writer in self.writers.items():
             start, end = spans[port]
             if start == end:
                 continue
             cap = caplen[start:end]
-            if in_place is None:
+            if self._pcapng:
+                part = slice(start, end)
+                tails = _tails(batch, cap, offsets[part], block_id[part]) if long else None
+                writer.write_rows(sorted_rows[part], cap, at.get(port), None if high is None else high[part], tails)
+            elif in_place is None:
                 writer.write_rows(sorted_rows[start:end], cap, at.get(port))
             else:
                 part = slice(start, end)
@@ -79,6 +113,10 @@ class PortOutputs:
                 mine = batch.source_id[sent] == i
                 frac[mine] = frac[mine] * 1000 if self._nanosecond else frac[mine] // 1000
 
+    def header_bytes(self) -> dict[int, int]:
+        """Where each port's records start in its file (``--jobs``' first offsets)."""
+        return {port: writer.header_bytes for port, writer in self.writers.items()}
+
     def flush(self) -> None:
         for writer in self.writers.values():
             writer.flush()
@@ -88,8 +126,52 @@ class PortOutputs:
             writer.commit()
 
     def abort(self) -> None:
+        """Abort every writer, even when one of them fails (the first failure is raised)."""
+        failure = None
         for writer in self.writers.values():
-            writer.abort()
+            try:
+                writer.abort()
+            except BaseException as err:
+                failure = failure or err
+        if failure is not None:
+            raise failure
+
+
+def _seconds_high(batch: PacketBatch, sent: np.ndarray) -> np.ndarray:
+    """The sent records' seconds above 32 bits (pcapng inputs past 2106), looked up in
+    their sources as ``_to_output_resolution`` looks them up."""
+    high = np.zeros(len(sent), np.int64)
+    source_id, source_row = batch.source_id[sent], batch.source_row[sent]
+    for i, source in enumerate(batch.sources):
+        if source.seconds_high is not None:
+            mine = source_id == i
+            high[mine] = source.seconds_high[source_row[mine]]
+    return high
+
+
+def _refuse_late(batch: PacketBatch, sent: np.ndarray, high: np.ndarray) -> None:
+    """A classic pcap holds 32-bit seconds: a later time stamp is an error naming its
+    input record."""
+    late = np.flatnonzero(high)
+    if not len(late):
+        return
+    row = sent[late[0]]
+    source = batch.sources[int(batch.source_id[row])]
+    record = int(batch.source_row[row])
+    seconds = (int(high[late[0]]) << 32) + int(source.records[record, :4].view("<u4")[0])
+    raise SimError(f"{source.path}: packet {source.first + record} (counting from 0) has time stamp "
+                   f"{utc_text(seconds * 10**9)}, past what a classic pcap output holds (2106-02-07 06:28:15 UTC); "
+                   "use --output-format pcapng")
+
+
+def _tails(batch: PacketBatch, caplen: np.ndarray, offsets: np.ndarray, block_id: np.ndarray) -> list[memoryview]:
+    """The bytes past HEAD_BYTES of each frame longer than that, in order, in the
+    sources' buffers."""
+    views = [memoryview(source.block) for source in batch.sources]
+    long = np.flatnonzero(caplen > HEAD_BYTES)
+    with paused_gc():
+        return [views[block][start + HEAD_BYTES:start + cap] for block, start, cap in
+                zip(block_id[long].tolist(), offsets[long].tolist(), caplen[long].tolist())]
 
 
 def _records_in_place(batch: PacketBatch, rows: np.ndarray, caplen: np.ndarray, offsets: np.ndarray,
@@ -134,30 +216,30 @@ def _parts(batch: PacketBatch, rows: np.ndarray, caplen: np.ndarray, in_place: n
 
 
 def merge_by_time(paths: list[Path], target: Path) -> list[np.ndarray]:
-    """``target``: the records of ``paths`` — classic little-endian pcaps this package
-    wrote, of one time-stamp resolution — ordered by time stamp, ties in the order of
-    ``paths`` and then of the file (a port's TX queues as one capture, for tools that
-    read one file per port). Written atomically; the inputs are read whole. Returns,
-    per path, the position in ``target`` of each of its records."""
+    """``target``: the records of ``paths`` — files this package wrote, all classic
+    little-endian pcaps of one time-stamp resolution or all pcapngs of one interface
+    (``pcapng_writer.py``) — ordered by time stamp, ties in the order of ``paths`` and
+    then of the file (a port's TX queues as one capture, for tools that read one file
+    per port). Written atomically; the inputs are read whole. Returns, per path, the
+    position in ``target`` of each of its records."""
     files = [np.fromfile(path, np.uint8) for path in paths]
     data = np.concatenate(files)
-    keys, starts, lengths, base = [], [], [], 0
+    pcapng = bool(files) and len(files[0]) >= 4 and int(files[0][:4].view("<u4")[0]) == SHB
+    keys, starts, lengths, headers, base = [], [], [], [], 0
     for queue, part in enumerate(files):
-        limit = max(0, (len(part) - 24) // 16)
-        frames, headers = np.empty(limit, np.int64), np.empty((limit, 16), np.uint8)
-        n, _, _ = kernels.scan_records(data, base + 24, base + len(part), limit, False, len(part), frames, headers)
-        fields = headers[:n].view("<u4")
-        keys.append(np.column_stack([fields[:, 0], fields[:, 1], np.full(n, queue), np.arange(n)]).astype(np.int64))
-        starts.append(frames[:n] - 16)
-        lengths.append(16 + fields[:, 2].astype(np.int64))
+        where, time, length, header = (_pcapng_records if pcapng else _pcap_records)(data, base, len(part))
+        headers.append(header)
+        keys.append(np.column_stack([time, np.full(len(where), queue), np.arange(len(where))]).astype(np.int64))
+        starts.append(where)
+        lengths.append(length)
         base += len(part)
     key = np.concatenate(keys) if keys else np.zeros((0, 4), np.int64)
-    order = np.lexsort((key[:, 3], key[:, 2], key[:, 1], key[:, 0]))
+    order = np.lexsort(key.T[::-1])
     starts = np.concatenate(starts)[order] if starts else np.zeros(0, np.int64)
     lengths = np.concatenate(lengths)[order] if lengths else np.zeros(0, np.int64)
     out = AtomicFile(target)
     try:
-        out.file.write(files[0][:24].tobytes() if files else b"")
+        out.file.write(headers[0] if headers else b"")
         out.file.write(kernels.concat_ranges(data, starts, lengths))
         out.commit()
     except BaseException:
@@ -166,3 +248,26 @@ def merge_by_time(paths: list[Path], target: Path) -> list[np.ndarray]:
     position = np.empty(len(order), np.int64)
     position[order] = np.arange(len(order))
     return np.split(position, np.cumsum([len(k) for k in keys])[:-1]) if keys else []
+
+
+def _pcap_records(data: np.ndarray, base: int, size: int):
+    """A classic pcap at ``data[base:base + size]``: each record's start and length,
+    its time stamp as (seconds, fraction) columns, and the file header."""
+    limit = max(0, (size - 24) // 16)
+    frames, headers = np.empty(limit, np.int64), np.empty((limit, 16), np.uint8)
+    n, _, _ = kernels.scan_records(data, base + 24, base + size, limit, False, size, frames, headers)
+    fields = headers[:n].view("<u4")
+    return frames[:n] - 16, fields[:, :2], 16 + fields[:, 2].astype(np.int64), data[base:base + 24].tobytes()
+
+
+def _pcapng_records(data: np.ndarray, base: int, size: int):
+    """A pcapng at ``data[base:base + size]``: each Enhanced Packet Block's start and
+    length, its time stamp as (high, low) columns, and the blocks before the first one
+    (Section Header and Interface Description)."""
+    blocks = np.empty(max(0, size // 12), np.int64)
+    blocks = blocks[:kernels.scan_blocks(data, base, base + size, blocks)]
+    fields = np.lib.stride_tricks.sliding_window_view(data, 20)[blocks].view("<u4")    # type, length, if, high, low
+    packets = fields[:, 0] == EPB
+    first = int(blocks[packets][0]) if packets.any() else base + size
+    return blocks[packets], fields[packets][:, 3:5], fields[packets][:, 1].astype(np.int64), \
+        data[base:first].tobytes()

@@ -7,22 +7,28 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import SimError
+from ..numbers import brief, parse_int
 from .ports import MAX_PORTS
+from .queues import MAX_RX_QUEUE_PER_PORT
 
-_PORT_FILE = re.compile(r"port(\d+)(?:\.q(\d+))?\.pcap")     # port<N>.pcap, or RX queue Q's port<N>.q<Q>.pcap
+# port<N>.pcap, or RX queue Q's port<N>.q<Q>.pcap; .pcapng alike (what --output-format pcapng writes)
+_PORT_FILE = re.compile(r"port(\d+)(?:\.q(\d+))?\.pcap(?:ng)?")
 _SPEC = re.compile(r"([0-9]+)(?:\.([0-9]+))?")                # N=FILE or N.Q=FILE
 
 
 def find_rx_queues(specs: list[str]) -> dict[tuple[int, int | None], Path]:
     """Map (port, RX queue) → capture from ``INPUT`` arguments: directories of
     ``port<N>.pcap`` (queue None: the whole port's traffic) and ``port<N>.q<Q>.pcap``
-    (what RX queue Q receives, as one ``rx_pcap`` of net_pcap), or ``N=FILE`` /
-    ``N.Q=FILE``. A port has either one whole-port capture or per-queue ones."""
+    (what RX queue Q receives, as one ``rx_pcap`` of net_pcap), each also named
+    ``.pcapng``, or ``N=FILE`` / ``N.Q=FILE``. A port has either one whole-port capture
+    or per-queue ones; a directory holding both (a several-lcore run's outputs) gives
+    the whole-port one."""
     inputs: dict[tuple[int, int | None], Path] = {}
 
-    def add(port: int, queue: int | None, path: Path, spec: str):
-        if port >= MAX_PORTS:
-            raise SimError(f"{spec}: port {port} out of range 0..{MAX_PORTS - 1}")
+    def add(port_text: str, queue_text: str | None, path: Path, spec: str):
+        port = parse_int(port_text, f"{brief(spec)}: port", 0, MAX_PORTS - 1)
+        queue = None if queue_text is None else parse_int(queue_text, f"{brief(spec)}: RX queue", 0,
+                                                          MAX_RX_QUEUE_PER_PORT - 1)   # l3fwd's limit
         if (port, queue) in inputs:
             raise SimError(f"{spec}: port {port}{'' if queue is None else f' queue {queue}'} already has an "
                            f"input ({inputs[port, queue]})")
@@ -35,13 +41,15 @@ def find_rx_queues(specs: list[str]) -> dict[tuple[int, int | None], Path]:
     for spec in specs:
         port, eq, file = spec.partition("=")
         if eq and (m := _SPEC.fullmatch(port)):
-            add(int(m.group(1)), None if m.group(2) is None else int(m.group(2)), Path(file), spec)
+            add(m.group(1), m.group(2), Path(file), spec)
             continue
         path = Path(spec)
         if not path.is_dir():
             raise SimError(f"{spec}: not a directory of port<N>.pcap files nor N=FILE")
-        found = [(int(m.group(1)), None if m.group(2) is None else int(m.group(2)), p)
-                 for p in sorted(path.iterdir()) if (m := _PORT_FILE.fullmatch(p.name))]
+        found = [(m.group(1), m.group(2), p) for p in sorted(path.iterdir()) if (m := _PORT_FILE.fullmatch(p.name))]
+        whole = {port for port, queue, _ in found if queue is None}
+        # beside a port's whole capture, its per-queue files are a run's per-TX-queue outputs
+        found = [(port, queue, p) for port, queue, p in found if queue is None or port not in whole]
         if not found:
             raise SimError(f"{spec}: no port<N>.pcap files in this directory")
         for port, queue, p in found:
@@ -70,5 +78,7 @@ class PortInputs:
     outdir: Path
 
     def __post_init__(self):
+        if not str(self.outdir):                  # Path("") would be the current directory
+            raise SimError("the output directory is an empty string; name a directory")
         self.inputs = {int(port): Path(path) for port, path in self.inputs.items()}
         self.outdir = Path(self.outdir)

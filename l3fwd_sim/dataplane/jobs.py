@@ -20,7 +20,6 @@ from multiprocessing.connection import wait
 from typing import Callable
 
 from ..capture.writers import PortOutputs
-from ..capture.pcap import PCAP_HEADER
 from ..errors import SimError
 from .lcore import Lcore, main_loop, open_readers, report_cut_short
 from .polling import poll
@@ -97,7 +96,7 @@ def _forward_share(k: int, jobs: int, lcore: Lcore, outputs: PortOutputs, stats:
     ``spool`` (the first ``limit`` of the whole run are among them)."""
     logs = {}
     tracing = lcore.tracing
-    with open_readers(lcore.inputs) as readers:
+    with open_readers(lcore.inputs, lcore.captures) as readers:
         position = 0                                  # polling rounds the readers are past
         for chunk in itertools.count(k, jobs):
             first = chunk * rounds - position
@@ -159,14 +158,14 @@ def run_jobs(lcore: Lcore, jobs: int, outdir, stats: RunStats, tx_model: TxModel
     rounds = max(1, lcore.chunk_packets // (lcore.rx_burst * len(lcore.inputs)))
     lcore = replace(lcore, chunk_packets=rounds * lcore.rx_burst * len(lcore.inputs))   # a chunk: one super-burst
     ctx = multiprocessing.get_context("fork")     # workers inherit the tables and the open outputs
-    outputs = PortOutputs(outdir, lcore.tx_ports, lcore.nanosecond, lcore.output_name)
+    outputs = PortOutputs(outdir, lcore.tx_ports, lcore.nanosecond, lcore.output_name, lcore.output_format)
     workers = []
     spools = [Spool.create(outdir) for _ in range(jobs)] if lcore.tracing else []   # one per process
     try:
         outputs.flush()                           # the file headers, written once
         ring = [ctx.Pipe(duplex=False) for _ in range(jobs)]       # (receive, send) of the token into process k
-        ring[0][1].send({port: PCAP_HEADER for port in lcore.tx_ports})   # process 0 starts with the token
-        worker_lcore = replace(lcore, progress=None)
+        ring[0][1].send(outputs.header_bytes())   # process 0 starts with the token: records start after the headers
+        worker_lcore = replace(lcore, progress=None, captures=None)     # workers open the inputs again
         for k in range(1, jobs):
             receive_result, send_result = ctx.Pipe(duplex=False)
             process = ctx.Process(target=_worker, daemon=True,

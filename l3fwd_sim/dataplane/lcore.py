@@ -12,12 +12,11 @@ from typing import Callable
 import numpy as np
 
 from .. import compiled
-from ..capture.offline import open_offline
+from ..capture.offline import OpenCaptures, open_offline
 from ..capture.pcap import PcapReader
 from ..capture.writers import PortOutputs
-from ..errors import SimError
 from .polling import poll
-from . import rx
+from . import heap, rx
 from .stats import RunStats
 from .trace import BurstTracer, Decisions, Spool, TraceFile, Tracing
 
@@ -38,26 +37,8 @@ class Lcore:
     progress: Callable[[int, int], None] | None = None
     output_name: str = "port{port}.pcap"     # per TX queue with several lcores: port{port}.q{queue}.pcap
     tracing: Tracing | None = None           # run --trace: then forward(batch, timer, decisions)
-
-
-def prepare_outdir(inputs, outdir: Path, tx_ports: list[int]) -> bool:
-    """Open every input once, so that a bad file fails the run before any output is
-    written; create ``outdir``; refuse outputs that would overwrite an input. Returns
-    whether outputs get nanosecond timestamps (any input has them)."""
-    nanosecond = False
-    for path in inputs:
-        reader = open_offline(path)
-        nanosecond |= reader.nanosecond
-        reader.close()
-    try:
-        outdir.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise SimError(f"{outdir}: cannot create output directory: {err.strerror}") from None
-    resolved = {Path(p).resolve() for p in inputs}
-    for output in [outdir / f"port{port}.pcap" for port in tx_ports] + [outdir / "stats.json"]:
-        if output.resolve() in resolved:
-            raise SimError(f"{output}: output would overwrite an input; choose another -o")
-    return nanosecond
+    captures: OpenCaptures | None = None     # the inputs, opened once up front (None: open them here)
+    output_format: str = "pcap"              # or "pcapng" (then output_name ends in .pcapng)
 
 
 def forward_all(lcore: Lcore, outdir: Path, stats: RunStats, tx=None) -> list[Spool]:
@@ -65,7 +46,7 @@ def forward_all(lcore: Lcore, outdir: Path, stats: RunStats, tx=None) -> list[Sp
     (committed only if everything went well), counting into ``stats`` and ``tx``. When
     tracing, the trace goes to ``outdir/trace.jsonl``, or into the returned spool when
     ``lcore.tracing.spool`` (it is rendered once every output is complete)."""
-    outputs = PortOutputs(outdir, lcore.tx_ports, lcore.nanosecond, lcore.output_name)
+    outputs = PortOutputs(outdir, lcore.tx_ports, lcore.nanosecond, lcore.output_name, lcore.output_format)
     tracing, trace_file, spools, tracer = lcore.tracing, None, [], None
     try:
         if tracing:
@@ -76,7 +57,7 @@ def forward_all(lcore: Lcore, outdir: Path, stats: RunStats, tx=None) -> list[Sp
                 trace_file = TraceFile(outdir, tracing.describe)
                 sink = trace_file.write
             tracer = BurstTracer(tracing.limit, tracing.lcore, tracing.rx_queues, lcore.tx_ports, sink)
-        with open_readers(lcore.inputs) as readers:
+        with open_readers(lcore.inputs, lcore.captures) as readers:
             main_loop(lcore, poll(readers, lcore.rx_burst, lcore.chunk_packets), outputs, stats, tx, trace=tracer)
             report_cut_short(readers, stats)
         outputs.commit()
@@ -96,12 +77,13 @@ def forward_all(lcore: Lcore, outdir: Path, stats: RunStats, tx=None) -> list[Sp
 
 
 @contextmanager
-def open_readers(inputs: list[tuple[int, Path]]):
-    """A reader per RX queue, as (port, reader) in polling order, closed on leaving."""
+def open_readers(inputs: list[tuple[int, Path]], captures: OpenCaptures | None = None):
+    """A reader per RX queue, as (port, reader) in polling order, closed on leaving;
+    taken from ``captures`` where it was opened already."""
     readers: list[tuple[int, PcapReader]] = []
     try:
         for port, path in inputs:
-            readers.append((port, open_offline(path)))
+            readers.append((port, captures.take(path) if captures else open_offline(path)))
         yield readers
     finally:
         for _, reader in readers:
@@ -120,6 +102,7 @@ def main_loop(lcore: Lcore, batches, outputs: PortOutputs, stats: RunStats, tx, 
     """Forward super-bursts, account for their TX, count and write them. With ``turn``
     (``--jobs``: the outputs are shared), each write takes its place in the files from
     ``turn.reserve``. With ``trace``, the packets it asks for are traced."""
+    heap.keep_batches_on_heap()
     total_bytes = sum(Path(p).stat().st_size for _, p in lcore.inputs)
     done_bytes = 0
 

@@ -12,6 +12,7 @@ import re
 import numpy as np
 
 from ..errors import SimError
+from ..numbers import brief, parse_int
 
 MAX_PORTS = 32  # RTE_MAX_ETHPORTS; l3fwd's enabled_port_mask is 32 bits
 _HEX = re.compile(r"(0[xX])?[0-9a-fA-F]+")
@@ -22,10 +23,10 @@ _MAC = re.compile(r"[0-9a-fA-F]{1,2}(:[0-9a-fA-F]{1,2}){5}")
 def parse_portmask(text: str) -> int:
     """``-p PORTMASK``: hex as ``strtoul(..., 16)`` takes it; 0 or garbage is an error."""
     if not _HEX.fullmatch(text):
-        raise SimError(f"invalid portmask {text!r} (expected hex, e.g. 0x3)")
-    mask = int(text, 16)
+        raise SimError(f"invalid portmask {brief(text)} (expected hex, e.g. 0x3)")
+    mask = int(text, 16)                # Python limits the digits of decimal strings only
     if mask <= 0 or mask >> MAX_PORTS:
-        raise SimError(f"invalid portmask {text!r} (must select ports among 0..{MAX_PORTS - 1})")
+        raise SimError(f"invalid portmask {brief(text)} (must select ports among 0..{MAX_PORTS - 1})")
     return mask
 
 
@@ -46,16 +47,17 @@ def ports_of(mask: int) -> list[int]:
 
 def parse_mac(text: str, what: str) -> bytes:
     if not _MAC.fullmatch(text):
-        raise SimError(f"{what}: bad MAC address {text!r} (expected XX:XX:XX:XX:XX:XX)")
+        raise SimError(f"{what}: bad MAC address {brief(text)} (expected XX:XX:XX:XX:XX:XX)")
     return bytes(int(x, 16) for x in text.split(":"))
 
 
 def parse_port_mac(text: str, option: str) -> tuple[int, bytes]:
-    """``PORT,MAC`` as ``--eth-dest`` takes it."""
+    """``PORT,MAC`` as ``--eth-dest`` takes it (l3fwd: PORT < RTE_MAX_ETHPORTS)."""
     port, comma, mac = text.partition(",")
-    if not comma or not _PORT.fullmatch(port.strip()) or int(port) >= MAX_PORTS:
-        raise SimError(f"{option} {text!r}: expected PORT,MAC with PORT in 0..{MAX_PORTS - 1}")
-    return int(port), parse_mac(mac.strip(), f"{option} {text!r}")
+    if not comma or not _PORT.fullmatch(port.strip()):
+        raise SimError(f"{option} {brief(text)}: expected PORT,MAC with PORT in 0..{MAX_PORTS - 1}")
+    return (parse_int(port.strip(), f"{option} {brief(text)}: PORT", 0, MAX_PORTS - 1),
+            parse_mac(mac.strip(), f"{option} {brief(text)}"))
 
 
 class PortConfig:

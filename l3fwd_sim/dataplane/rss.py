@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..capture.offline import open_offline
-from ..capture.pcap import PcapWriter
+from ..capture.pcap import PcapReader
+from ..capture.writers import open_writer
 from ..capture.records import HEAD_BYTES
 from ..errors import SimError
 
@@ -100,20 +100,20 @@ def rss_queues(heads: np.ndarray, caplen: np.ndarray, queues: int, l4: bool, key
     return queue
 
 
-def split_by_rss(path: Path, queues: int, l4: bool, key: bytes,
+def split_by_rss(reader: PcapReader, queues: int, l4: bool, key: bytes,
                  reta_size: int) -> tuple[Path, list[Path], list[np.ndarray]]:
-    """Write each RX queue's share of the capture ``path`` to a file of its own, in a
-    temporary directory (the caller removes it): (directory, one file per queue, per
-    queue the record number in ``path`` of each of its records)."""
+    """Write each RX queue's share of the capture ``reader`` reads to a file of its own,
+    in a temporary directory (the caller removes it): (directory, one file per queue, per
+    queue the record number in the capture of each of its records). Closes ``reader``."""
     directory = Path(tempfile.mkdtemp(prefix="l3fwd-sim-rss-"))
-    files = [directory / f"q{q}.pcap" for q in range(queues)]
-    writers: list[PcapWriter] = []
+    # in the capture's format: a pcapng share keeps time stamps past 2106
+    files = [directory / f"q{q}.{reader.file_format}" for q in range(queues)]
+    writers = []
     indices: list[list[np.ndarray]] = [[] for _ in range(queues)]
-    reader = open_offline(path)
     try:
         while len(batch := reader.read(65536)):
             if not writers:
-                writers = [PcapWriter(f, batch.nanosecond) for f in files]
+                writers = [open_writer(reader.file_format, f, batch.nanosecond, f.stem) for f in files]
             queue = rss_queues(batch.heads, batch.caplen, queues, l4, key, reta_size)
             caplen, wirelen, ts_ns = batch.caplen, batch.wirelen, batch.ts_ns
             frames = memoryview(batch.block)
@@ -125,7 +125,7 @@ def split_by_rss(path: Path, queues: int, l4: bool, key: bytes,
                                                                       caplen[long].tolist())]
                 writer.write(batch.heads[rows], caplen[rows], wirelen[rows], ts_ns[rows], tails)
         if not writers:
-            writers = [PcapWriter(f, reader.nanosecond) for f in files]
+            writers = [open_writer(reader.file_format, f, reader.nanosecond, f.stem) for f in files]
         for writer in writers:
             writer.commit()
     except BaseException:

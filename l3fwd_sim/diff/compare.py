@@ -21,6 +21,10 @@ Compare): each packet's captured bytes and wire length; timestamps only with
 simulation's input-time stamps), then within ``ts_tolerance``; fields named in
 ``ignore`` are masked out first (fields.py says what a name covers). File headers
 (µs or ns precision, snaplen) are not compared; a ns and a µs stamp compare as times.
+Frames are compared as stored, whatever their link type (PPP, Cisco HDLC, 802.11, ...):
+nothing is converted to Ethernet, as ``run`` converts raw IP or PPP, and nothing refused.
+Two captures of different link types hold different packets even where the bytes agree:
+every such pair is *modified* (field ``linktype``) and the port has a note.
 
 How packets are paired (``unordered=False``, the default): each packet becomes a 64-bit
 SipHash digest of its (masked) bytes and wire length; ``align.align`` pairs equal
@@ -56,6 +60,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..capture.linktypes import ETHERNET, link_name
 from ..capture.offline import open_offline
 from ..dataplane.inputs import find_inputs
 from ..errors import SimError
@@ -102,6 +107,7 @@ class Capture:
     caplen: np.ndarray
     wirelen: np.ndarray
     ts_ns: np.ndarray
+    linktype: int = ETHERNET          # a pcapng's: its first interface's
 
     def __len__(self) -> int:
         return len(self.caplen)
@@ -112,8 +118,8 @@ class Capture:
 
 
 def load_capture(path: str | Path) -> Capture:
-    """Read a whole capture with ``open_offline`` (SimError if it is not one, or damaged)."""
-    reader = open_offline(path)
+    """Read a whole capture, frames as stored (SimError if it is not one, or damaged)."""
+    reader = open_offline(path, any_link=True)
     try:
         data = np.zeros(Path(path).stat().st_size + _WORD, np.uint8)   # grown if gzip'd
         fill = 0
@@ -144,7 +150,8 @@ def load_capture(path: str | Path) -> Capture:
     starts = np.zeros(len(caplen_all), np.int64)
     np.cumsum(caplen_all[:-1], out=starts[1:])
     padded = -(-fill // _WORD) * _WORD
-    return Capture(Path(path), data[:padded], starts, caplen_all, cat(wirelen), cat(ts_ns))
+    linktype = ETHERNET if reader.linktype is None else reader.linktype      # None: a pcapng without interfaces
+    return Capture(Path(path), data[:padded], starts, caplen_all, cat(wirelen), cat(ts_ns), linktype)
 
 
 def _gather(batch, out: np.ndarray, fill: int) -> int:
@@ -326,6 +333,8 @@ def _side(cap: Capture, opt: CompareOptions) -> _Side:
     if not names:
         return _Side(cap, cap.data, {})
     keys = cap.data.copy()
+    if cap.linktype != ETHERNET:      # the fixed offsets are Ethernet's: scapy places every field
+        return _Side(cap, keys, {})
     return _Side(cap, keys, fixed_field_masks(keys, cap.starts, cap.caplen, names))
 
 
@@ -356,6 +365,8 @@ def _compare_port(port, path_a, path_b, opt: CompareOptions, budget: int, layer_
         report.notes.append("port file only in A")
         events = _Events(gone=np.arange(len(cap_a)))
     else:
+        if cap_a.linktype != cap_b.linktype:
+            report.notes.append(f"link types differ: A {_link(cap_a.linktype)}, B {_link(cap_b.linktype)}")
         events = _classify(cap_a, cap_b, opt, report.notes)
     report.matched, report.modified = len(events.matched[0]), len(events.modified[0])
     report.reordered, report.missing, report.extra = len(events.moved[0]), len(events.gone), len(events.new)
@@ -395,7 +406,7 @@ def _classify(cap_a: Capture, cap_b: Capture, opt: CompareOptions, notes: list[s
 
 def _all_same(a: _Side, b: _Side, use_len: bool) -> bool:
     """The fast path: same record lengths, same (masked) bytes, one numpy pass."""
-    if not (np.array_equal(a.cap.caplen, b.cap.caplen)
+    if not (a.cap.linktype == b.cap.linktype and np.array_equal(a.cap.caplen, b.cap.caplen)
             and (not use_len or np.array_equal(a.cap.wirelen, b.cap.wirelen))):
         return False
     return bool(np.array_equal(a.keys.view(np.uint64), b.keys.view(np.uint64)))
@@ -411,7 +422,7 @@ def _digests(side: _Side, use_len: bool) -> np.ndarray:
     digest = np.array([hash(view[s:e]) for s, e in zip(cap.starts.tolist(), ends)], np.int64)
     if use_len:
         digest ^= (cap.wirelen.astype(np.uint64) * _LEN_SALT).view(np.int64)
-    return digest
+    return digest ^ hash(("linktype", cap.linktype))     # frames of other link types never pair
 
 
 def _unpaired(n: int, paired: np.ndarray) -> np.ndarray:
@@ -470,7 +481,7 @@ def _masked_equal(a: _Side, b: _Side, modified, pairs, opt: CompareOptions):
     frames, mask the named fields, compare again. Equal ones join the matched pairs."""
     mod_a, mod_b = modified
     names = [n for n in opt.ignore if n not in RECORD_FIELDS]
-    if not names or not len(mod_a):
+    if not names or not len(mod_a) or a.cap.linktype != b.cap.linktype:
         return modified, pairs
     need = np.zeros(len(mod_a), bool)
     for name in names:
@@ -482,7 +493,7 @@ def _masked_equal(a: _Side, b: _Side, modified, pairs, opt: CompareOptions):
     if "frame.len" not in opt.ignore:
         need &= a.cap.wirelen[mod_a] == b.cap.wirelen[mod_b]
     same = np.zeros(len(mod_a), bool)
-    mask_of = MaskCache(names)
+    mask_of = MaskCache(names, linktype=a.cap.linktype)
     for k in np.flatnonzero(need).tolist():
         fa, fb = a.cap.frame(int(mod_a[k])), b.cap.frame(int(mod_b[k]))
         mask = mask_of(fa) & mask_of(fb)
@@ -522,7 +533,7 @@ def _layer_counts(cap_a, cap_b, events: _Events, limit: int) -> Counter:
               ("reordered", cap_a, events.moved[0]), ("extra", cap_b, events.new)]
     for kind, cap, rows in groups:
         for k in rows[:max(limit - sum(counts.values()), 0)].tolist():
-            counts[kind, layer_stack(cap.frame(k))] += 1
+            counts[kind, layer_stack(cap.frame(k), cap.linktype)] += 1
     return counts
 
 
@@ -544,8 +555,8 @@ def _describe(port, cap_a, cap_b, opt: CompareOptions, events: _Events, budget: 
         fa = cap_a.frame(i) if code != 3 else None
         fb = cap_b.frame(j) if code != 0 else None
         diff.frame_a, diff.frame_b = fa, fb
-        diff.summary_a = summary(fa) if fa is not None else None
-        diff.summary_b = summary(fb) if fb is not None else None
+        diff.summary_a = summary(fa, cap_a.linktype) if fa is not None else None
+        diff.summary_b = summary(fb, cap_b.linktype) if fb is not None else None
         if code == 1:
             _describe_modified(diff, cap_a, cap_b, i, j, fa, fb, names, opt)
         out.append(diff)
@@ -553,7 +564,9 @@ def _describe(port, cap_a, cap_b, opt: CompareOptions, events: _Events, budget: 
 
 
 def _describe_modified(diff: Difference, cap_a, cap_b, i, j, fa, fb, names, opt) -> None:
-    diff.fields = [FieldDiff(*f) for f in field_differences(fa, fb, names)]
+    diff.fields = [FieldDiff(*f) for f in field_differences(fa, fb, names, (cap_a.linktype, cap_b.linktype))]
+    if cap_a.linktype != cap_b.linktype:
+        diff.fields.insert(0, FieldDiff("linktype", _link(cap_a.linktype), _link(cap_b.linktype)))
     if len(fa) != len(fb):
         diff.fields.insert(0, FieldDiff("frame.cap_len", str(len(fa)), str(len(fb))))
     if "frame.len" not in names and cap_a.wirelen[i] != cap_b.wirelen[j]:
@@ -567,11 +580,16 @@ def _describe_modified(diff: Difference, cap_a, cap_b, i, j, fa, fb, names, opt)
     mask = np.full(short, 0xFF, np.uint8)
     scapy_names = [n for n in names if n not in RECORD_FIELDS]
     if scapy_names:
-        mask_of = MaskCache(scapy_names)
-        mask &= mask_of(fa)[:short] & mask_of(fb)[:short]
+        mask_a = MaskCache(scapy_names, linktype=cap_a.linktype)
+        mask_b = MaskCache(scapy_names, linktype=cap_b.linktype)
+        mask &= mask_a(fa)[:short] & mask_b(fb)[:short]
     xor = va ^ vb
     diff.offsets = np.flatnonzero(xor & mask).tolist() + list(range(short, max(len(fa), len(fb))))
     diff.ignored_offsets = np.flatnonzero(xor & ~mask).tolist()
+
+
+def _link(linktype: int) -> str:
+    return f"{link_name(linktype)} ({linktype})"
 
 
 def _stamp(ns: int) -> str:

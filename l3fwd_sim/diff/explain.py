@@ -38,7 +38,7 @@ from ..dataplane.trace import TRACE_FILE
 from ..errors import SimError
 
 ID_KEYS = ("rx_port", "rx_queue", "index")
-_PORT_PCAP = re.compile(r"port(\d+)\.pcap")
+_PORT_PCAP = re.compile(r"port(\d+)\.pcap(?:ng)?")
 _NUM = rb"(0|[1-9][0-9]*)"
 _FAST = re.compile(rb'\{"rx_port":' + _NUM + rb',"rx_queue":' + _NUM + rb',"index":' + _NUM
                    + rb',(?:.*,)?"tx_port":(0|[1-9][0-9]*|null),"tx_index":(0|[1-9][0-9]*|null)(?:,.*)?\}[ \t\r]*\n?')

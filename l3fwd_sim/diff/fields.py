@@ -17,6 +17,11 @@ against the other on mixed traffic):
 * ``field_spans`` -- scapy dissection of one frame (Ether, or Raw when that fails, as
   scapy's pcap reader does), for everything else and for naming the fields of reported
   differences. scapy is imported only here, only when needed.
+
+A capture of another link type (PPP, Cisco HDLC, 802.11, ...) is compared as stored:
+its frames are dissected from the layer scapy's pcap reader would start with
+(``conf.l2types``: PPP for 9, HDLC for 50, ...; Raw where scapy has none, as for Cisco
+HDLC), and the fixed offsets above, which are Ethernet's, are never used for it.
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..capture.linktypes import ETHERNET
 from ..errors import SimError
 
 RECORD_FIELDS = ("frame.len", "frame.cap_len", "frame.time")
@@ -195,25 +201,39 @@ def _layer_spans(layer, base_bit: int, label: str, values: bool = True) -> list[
     return spans
 
 
-def dissect(frame: bytes):
-    """scapy's view of an Ethernet frame (Raw if Ether cannot be dissected), or None
+def _first_layer(linktype: int, ether, raw, conf):
+    """The class scapy's pcap reader dissects a frame of ``linktype`` with (Raw if none)."""
+    if linktype == ETHERNET:
+        return ether
+    if linktype not in conf.l2types:
+        try:                        # the serial link layers, then every other scapy knows
+            import scapy.layers.ppp  # noqa: F401
+            if linktype not in conf.l2types:
+                import scapy.layers.all  # noqa: F401
+        except Exception:
+            return raw
+    return conf.l2types.get(linktype) or raw
+
+
+def dissect(frame: bytes, linktype: int = ETHERNET):
+    """scapy's view of a frame of ``linktype`` (Raw if it cannot be dissected), or None
     without scapy."""
     loaded = _scapy()
     if loaded is None:
         return None
-    ether, raw, _ = loaded
+    ether, raw, conf = loaded
     try:
-        return ether(frame)
+        return _first_layer(linktype, ether, raw, conf)(frame)
     except Exception:
         return raw(frame)
 
 
-def field_spans(frame: bytes, only: set | None = None) -> tuple[list[Span], list[str]]:
+def field_spans(frame: bytes, only: set | None = None, linktype: int = ETHERNET) -> tuple[list[Span], list[str]]:
     """All fields of the frame in byte order, and its layer names (["Ether", "IP", ...]).
     Layers follow each other in the frame: header bytes of layer after layer, and a
     layer's Padding after its payload, which is also scapy's payload order. With
     ``only`` (a set of names), just those fields, without their values (faster)."""
-    pkt = dissect(frame)
+    pkt = dissect(frame, linktype)
     if pkt is None:
         return [], []
     spans, names, seen = [], [], {}
@@ -237,8 +257,9 @@ class MaskCache:
     """``bit_mask`` of frames by their bytes: scapy needs ~0.2 ms to dissect a frame, and
     differing packets often repeat (streams of identical frames)."""
 
-    def __init__(self, names, size: int = 65536):
+    def __init__(self, names, size: int = 65536, linktype: int = ETHERNET):
         self.names = set(names)
+        self.linktype = linktype
         self.size = size
         self._masks: dict[bytes, np.ndarray] = {}
 
@@ -247,7 +268,7 @@ class MaskCache:
         if mask is None:
             if len(self._masks) >= self.size:
                 self._masks.clear()
-            mask = bit_mask(len(frame), field_spans(frame, self.names)[0], self.names)
+            mask = bit_mask(len(frame), field_spans(frame, self.names, self.linktype)[0], self.names)
             self._masks[frame] = mask
         return mask
 
@@ -275,12 +296,14 @@ def _bits(frame: bytes, span: Span) -> int | None:
     return (word >> ((last + 1) * 8 - span.start - span.bits)) & ((1 << span.bits) - 1)
 
 
-def field_differences(a: bytes, b: bytes, ignore=()) -> list[tuple[str, str | None, str | None]]:
+def field_differences(a: bytes, b: bytes, ignore=(),
+                      linktypes=(ETHERNET, ETHERNET)) -> list[tuple[str, str | None, str | None]]:
     """(name, value in A, value in B) of every field that differs, in frame order; None
-    where the field is absent on that side. Fields in ``ignore`` are left out. Bytes
-    scapy assigns to no field are named ``bytes[i:j]``."""
-    spans_a, layers_a = field_spans(a)
-    spans_b, layers_b = field_spans(b)
+    where the field is absent on that side; ``linktypes``: those of A's and B's frames.
+    Fields in ``ignore`` are left out. Bytes scapy assigns to no field are named
+    ``bytes[i:j]``."""
+    spans_a, layers_a = field_spans(a, linktype=linktypes[0])
+    spans_b, layers_b = field_spans(b, linktype=linktypes[1])
     if not spans_a and not spans_b:      # no scapy: name differing byte ranges only
         return [(f"bytes[{i}:{j}]", a[i:j].hex() or None, b[i:j].hex() or None)
                 for i, j in _runs(_differing_offsets(a, b))]
@@ -325,10 +348,10 @@ def _runs(offsets: list[int]) -> list[tuple[int, int]]:
     return runs
 
 
-def layer_stack(frame: bytes) -> str:
+def layer_stack(frame: bytes, linktype: int = ETHERNET) -> str:
     """The frame's layers as scapy dissects them, payload bytes left out, a layer with
     options marked: "Ether/Dot1Q/IP+options/UDP" ("?" without scapy)."""
-    pkt = dissect(frame)
+    pkt = dissect(frame, linktype)
     if pkt is None:
         return "?"
     names = [layer.__class__.__name__ + ("+options" if layer.fields.get("options") else "")
@@ -336,8 +359,8 @@ def layer_stack(frame: bytes) -> str:
     return "/".join(n for n in names if n not in ("Raw", "Padding")) or "Raw"
 
 
-def summary(frame: bytes) -> str:
+def summary(frame: bytes, linktype: int = ETHERNET) -> str:
     """scapy's one-line summary ("Ether / IP / UDP 198.18.0.1:9 > 198.18.0.0:9"), or the
     length without scapy."""
-    pkt = dissect(frame)
+    pkt = dissect(frame, linktype)
     return f"{len(frame)} bytes" if pkt is None else f"{pkt.summary()} ({len(frame)} bytes)"

@@ -48,6 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import SimError
+from ..numbers import brief, check_range, parse_int
 
 FAMILIES = {4: (socket.AF_INET, 32), 6: (socket.AF_INET6, 128)}
 _C_ULONG = re.compile(r"0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*")
@@ -84,15 +85,15 @@ class EmRule:
 
 def _c_number(token: str, what: str, limit: int, where: str) -> int:
     """``strtoul(token, &end, 0)`` with l3fwd's "whole token, within range" checks."""
-    if token.isascii() and token.isdigit() and (token[0] != "0" or len(token) == 1):
+    if token.isascii() and token.isdigit() and (token[0] != "0" or len(token) == 1) and len(token) < 20:
         value = int(token)                            # plain decimal, the usual case: no regex
     elif not _C_ULONG.fullmatch(token):
-        raise SimError(f"{where}: bad {what} {token!r} (expected a decimal, 0x-hex or 0-octal number)")
-    else:
-        value = int(token, 8 if token.startswith("0") and len(token) > 1 and token[1] not in "xX" else 0)
-    if value > limit:
-        raise SimError(f"{where}: {what} {token!r} out of range 0..{limit}")
-    return value
+        raise SimError(f"{where}: bad {what} {brief(token)} (expected a decimal, 0x-hex or 0-octal number)")
+    else:                                             # parse_int checks the digits' length before int()
+        hexadecimal = token[:2] in ("0x", "0X")
+        value = parse_int(token[2:] if hexadecimal else token, f"{where}: {what}", 0, limit,
+                          16 if hexadecimal else 8 if token.startswith("0") else 10, brief(token))
+    return check_range(value, f"{where}: {what}", 0, limit, brief(token))
 
 
 def _address(token: str, family: int, where: str) -> int:
@@ -300,7 +301,7 @@ def _acl_v6_net(token: str, side: str, where: str) -> tuple[tuple[int, int, int,
     words = [int(g, 16) if g else 0 for g in match.groups()]      # empty: strtoul reads 0
     if max(words) > 0xFFFF:
         text = match.group(1 + next(i for i, w in enumerate(words) if w > 0xFFFF))
-        raise SimError(f"{where}: bad IPv6 {side} address {addr!r}: group {text!r} > 0xffff")
+        raise SimError(f"{where}: bad IPv6 {side} address {brief(addr)}: group {brief(text)} > 0xffff")
     value = (words[0] << 16 | words[1], words[2] << 16 | words[3], words[4] << 16 | words[5], words[6] << 16 | words[7])
     if not length:
         raise SimError(f"{where}: no prefix length after '/' in {side} {token!r} (expected <IPv6 address>/<0..128>)")

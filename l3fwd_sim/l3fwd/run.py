@@ -18,8 +18,10 @@ import numpy as np
 
 from ..dataplane.inputs import PortInputs
 from ..dataplane.jobs import in_processes, run_jobs
-from ..dataplane.lcore import Lcore, forward_all, prepare_outdir
-from ..capture.writers import merge_by_time
+from ..dataplane.lcore import Lcore, forward_all
+from ..capture.offline import OpenCaptures
+from ..capture.outdir import OutputDir
+from ..capture.writers import merge_by_time, output_format
 from ..dataplane.ports import PortConfig, ports_of, run_portmask
 from ..dataplane.queues import Lcores, default_config, lcores_of, parse_config
 from ..dataplane.rss import DEFAULT_KEY, RETA_SIZES, split_by_rss
@@ -71,6 +73,7 @@ class RunOptions(PortInputs):
     jobs: int = 1                        # processes: a speed knob, never changes output
     trace: int | str | None = None       # trace the first N packets (per lcore), "all", or None: OUTDIR/trace.jsonl
     progress: Callable[[int, int], None] | None = None   # called with (bytes read, total bytes)
+    output_format: str = "auto"          # pcap, pcapng, or auto: pcapng when every input is pcapng
 
 
 def _validate(opt: RunOptions) -> tuple[int, dict[int, Path], list[str]]:
@@ -121,20 +124,26 @@ def _account(lookup: str, pipeline_name: str):
 
 
 def run(opt: RunOptions) -> dict:
-    """Forward the inputs as dpdk-l3fwd would; write ``port<N>.pcap`` for every enabled
-    port and ``stats.json`` into ``opt.outdir`` (with several lcores also
-    ``port<N>.q<K>.pcap`` per TX queue); return the stats as a dict."""
+    """Forward the inputs as dpdk-l3fwd would; write ``port<N>.pcap`` (``.pcapng``: see
+    ``output_format``) for every enabled port and ``stats.json`` into ``opt.outdir``
+    (with several lcores also ``port<N>.q<K>.pcap`` per TX queue); return the stats as a
+    dict."""
     started = time.perf_counter()
     portmask, inputs, notes = _validate(opt)
     queue_inputs = {(int(p), int(q)): Path(f) for (p, q), f in opt.queue_inputs.items() if portmask >> int(p) & 1}
     config = parse_config(opt.config) if opt.config else default_config(sorted({*inputs, *(p for p, _ in queue_inputs)}))
     lcores = lcores_of(config, portmask)
-    with _rx_sources(lcores, inputs, queue_inputs, notes, opt) as (sources, labels, rx_indices):
-        return _run_lcores(opt, started, portmask, lcores, sources, labels, rx_indices, notes)
+    with _rx_sources(lcores, inputs, queue_inputs, notes, opt) as (sources, labels, rx_indices, captures):
+        with OutputDir(opt.outdir, [*inputs.values(), *queue_inputs.values()]) as out:
+            result = _run_lcores(opt, out.stage, started, portmask, lcores, sources, labels, rx_indices, notes,
+                                 captures)
+            out.publish()
+    return result
 
 
-def _run_lcores(opt: RunOptions, started: float, portmask: int, lcores: Lcores, sources: dict, labels: dict,
-                rx_indices: dict, notes: list) -> dict:
+def _run_lcores(opt: RunOptions, outdir: Path, started: float, portmask: int, lcores: Lcores, sources: dict,
+                labels: dict, rx_indices: dict, notes: list, captures: OpenCaptures) -> dict:
+    """The run proper, every output written into ``outdir`` (the staging directory)."""
     ports = PortConfig(portmask, opt.eth_dest, opt.port_mac)
     tx_ports = ports_of(portmask)
     stats = RunStats(sorted({port for port, _ in sources}), tx_ports, DROP_REASONS)
@@ -144,7 +153,8 @@ def _run_lcores(opt: RunOptions, started: float, portmask: int, lcores: Lcores, 
     stats.add_setup_time("tables", time.perf_counter() - tables_started)
     setup = Forwarding(ports, opt.lookup, routes)
     forward = pipeline(opt.pipeline)
-    nanosecond = prepare_outdir(sources.values(), opt.outdir, tx_ports)
+    nanosecond = captures.nanosecond
+    fmt = output_format(opt.output_format, captures.file_formats)     # a format's name is its files' suffix
     several = len(lcores.ids) > 1
     # each lcore's queues that have a capture, in its polling order
     polled = {lc: [q for q in lcores.rx[lc] if (q.port, q.queue) in sources] for lc in lcores.ids}
@@ -156,17 +166,17 @@ def _run_lcores(opt: RunOptions, started: float, portmask: int, lcores: Lcores, 
     def lcore_loop(lcore_id: int, jobs: int) -> tuple[RunStats, TxModel, list]:
         """One lcore's main loop over its queues, into its TX queue's files."""
         queues = [(q.port, sources[q.port, q.queue]) for q in polled[lcore_id]]
-        name = f"port{{port}}.q{lcores.tx_queue(lcore_id)}.pcap" if several else "port{port}.pcap"
+        name = f"port{{port}}.q{lcores.tx_queue(lcore_id)}.{fmt}" if several else f"port{{port}}.{fmt}"
         tracing = trace_lines and Tracing(limit, lcore_id, [q.queue for q in polled[lcore_id]], trace_lines, spool)
         lcore = Lcore(queues, opt.rx_burst, lambda batch, timer, *trace: forward(batch, setup, timer, *trace),
                       tx_ports, nanosecond, _account(opt.lookup, opt.pipeline), opt.chunk_packets,
-                      None if several else opt.progress, name, tracing)
+                      None if several else opt.progress, name, tracing, captures, fmt)
         lcore_stats = RunStats(sorted({port for port, _ in queues}), tx_ports, DROP_REASONS)
         tx_model = TxModel(tx_ports, opt.rx_burst, opt.tx_burst)
         if jobs > 1 and queues:
-            spools = run_jobs(lcore, jobs, opt.outdir, lcore_stats, tx_model)
+            spools = run_jobs(lcore, jobs, outdir, lcore_stats, tx_model)
         else:
-            spools = forward_all(lcore, opt.outdir, lcore_stats, tx_model)
+            spools = forward_all(lcore, outdir, lcore_stats, tx_model)
         tx_model.drain()
         return lcore_stats, tx_model, spools
 
@@ -186,17 +196,15 @@ def _run_lcores(opt: RunOptions, started: float, portmask: int, lcores: Lcores, 
         positions = {}                            # port -> per TX queue, its records' places in port<N>.pcap
         if several:
             for port in tx_ports:
-                positions[port] = merge_by_time([opt.outdir / f"port{port}.q{k}.pcap" for k in range(len(lcores.ids))],
-                                                opt.outdir / f"port{port}.pcap")
+                positions[port] = merge_by_time([outdir / f"port{port}.q{k}.{fmt}" for k in range(len(lcores.ids))],
+                                                outdir / f"port{port}.{fmt}")
         if trace_lines:
             traced = stats.traced
             if spool:
-                traced = render_spools(lcore_spools, limit, opt.outdir, trace_lines,
+                traced = render_spools(lcore_spools, limit, outdir, trace_lines,
                                        _tx_position(positions, lcores) if several else None,
                                        _rx_index(rx_indices) if rx_indices else None)
             stats.trace = {"file": TRACE_FILE, "limit": "all" if limit is None else limit, "packets": traced}
-        else:                                     # an earlier run's trace would no longer match these outputs
-            (opt.outdir / TRACE_FILE).unlink(missing_ok=True)
     finally:
         for spools in lcore_spools:
             for each in spools:
@@ -205,13 +213,13 @@ def _run_lcores(opt: RunOptions, started: float, portmask: int, lcores: Lcores, 
     stats.elapsed = time.perf_counter() - started
     stats.options = {"portmask": f"0x{portmask:x}", "lookup": opt.lookup, "ipv6": opt.ipv6,
                      "max_pkt_len": opt.max_pkt_len, "alg": opt.alg, "config": opt.config,
-                     "pipeline": opt.pipeline,
+                     "pipeline": opt.pipeline, "output_format": fmt,
                      "rx_burst": opt.rx_burst, "tx_burst": opt.tx_burst,
                      "routes_installed": routes.installed,
                      "inputs": {f"{p}" if lcores.queues[p] == 1 else f"{p}.{q}": labels[p, q]
                                 for p, q in sorted(sources)}}
     result = stats.to_dict()
-    write_json_atomic(opt.outdir / "stats.json", result)
+    write_json_atomic(outdir / "stats.json", result)
     return result
 
 
@@ -244,32 +252,40 @@ def _rx_sources(lcores: Lcores, inputs: dict[int, Path], queue_inputs: dict[tupl
     """The capture each configured RX queue reads: its own file; the port's whole capture
     when the port has one queue; with several, the port's capture split over them by
     RSS into temporary files (removed on leaving). A queue without a capture receives
-    nothing."""
+    nothing. Every capture read is opened once, first of all (``OpenCaptures``)."""
+    whole: dict[int, Path] = {}                       # port -> its capture, read by its queue(s)
+    own: dict[tuple[int, int], Path] = {}             # (port, RX queue) -> that queue's capture
+    for port, path in sorted(inputs.items()):
+        if lcores.queues.get(port, 0) == 0:
+            notes.append(f"{path}: port {port} has no RX queue in --config, so nothing is received from it")
+        else:
+            whole[port] = path
+    for (port, queue), path in queue_inputs.items():
+        if queue >= lcores.queues.get(port, 0):
+            notes.append(f"{path}: RX queue {queue} of port {port} is not in --config, so nothing is received from it")
+        else:
+            own[port, queue] = path
+    captures = OpenCaptures([*whole.values(), *own.values()], reopen=opt.jobs > 1)
     sources: dict[tuple[int, int], Path] = {}
     labels: dict[tuple[int, int], str] = {}          # what stats.json says each queue reads
     rx_indices: dict[tuple[int, int], np.ndarray] = {}   # RSS shares: their records' numbers in the capture
     temporary = []
     try:
-        for port, path in sorted(inputs.items()):
-            queues = lcores.queues.get(port, 0)
-            if queues == 0:
-                notes.append(f"{path}: port {port} has no RX queue in --config, so nothing is received from it")
-            elif queues == 1:
+        for port, path in whole.items():
+            queues = lcores.queues[port]
+            if queues == 1:
                 sources[port, 0] = path
-            else:
-                directory, files, indices = split_by_rss(path, queues, opt.lookup == "acl", opt.rss_key, opt.reta_size)
-                temporary.append(directory)
-                sources.update({(port, q): f for q, f in enumerate(files)})
-                rx_indices.update({(port, q): index for q, index in enumerate(indices)})
-                labels.update({(port, q): f"{path} (RSS, queue {q} of {queues})" for q in range(queues)})
-        for (port, queue), path in queue_inputs.items():
-            if queue >= lcores.queues.get(port, 0):
-                notes.append(f"{path}: RX queue {queue} of port {port} is not in --config, so nothing is received "
-                             "from it")
-            else:
-                sources[port, queue] = path
+                continue
+            directory, files, indices = split_by_rss(captures.take(path), queues, opt.lookup == "acl", opt.rss_key,
+                                                     opt.reta_size)
+            temporary.append(directory)
+            sources.update({(port, q): f for q, f in enumerate(files)})
+            rx_indices.update({(port, q): index for q, index in enumerate(indices)})
+            labels.update({(port, q): f"{path} (RSS, queue {q} of {queues})" for q in range(queues)})
+        sources.update(own)
         labels.update({key: str(path) for key, path in sources.items() if key not in labels})
-        yield sources, labels, rx_indices
+        yield sources, labels, rx_indices, captures
     finally:
+        captures.close()
         for directory in temporary:
             shutil.rmtree(directory, ignore_errors=True)

@@ -28,7 +28,10 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from ..dataplane.inputs import PortInputs
-from ..dataplane.lcore import Lcore, forward_all, prepare_outdir
+from ..capture.offline import OpenCaptures
+from ..capture.outdir import OutputDir
+from ..capture.writers import output_format
+from ..dataplane.lcore import Lcore, forward_all
 from ..dataplane.ports import MAX_PORTS, PortConfig, ports_of, run_portmask
 from ..dataplane.stats import RunStats, write_json_atomic
 from ..errors import SimError
@@ -66,6 +69,7 @@ class TestpmdOptions(PortInputs):
     port_mac: dict[int, bytes] = field(default_factory=dict)    # default 02:70:63:61:70:<port> (net_pcap)
     chunk_packets: int = 65536           # super-burst size: a speed knob, never changes output
     progress: Callable[[int, int], None] | None = None
+    output_format: str = "auto"          # pcap, pcapng, or auto: pcapng when every input is pcapng
 
 
 def stream_tx_ports(fwd_ports: list[int], topology: str) -> dict[int, int]:
@@ -125,17 +129,29 @@ def testpmd_run(opt: TestpmdOptions) -> dict:
             dest[reason != 0] = -1
         return dest, reason
 
-    lcore = Lcore(sorted(opt.inputs.items()), opt.burst, forward, fwd_ports,
-                  prepare_outdir(opt.inputs.values(), opt.outdir, fwd_ports),
-                  chunk_packets=opt.chunk_packets, progress=opt.progress)
-    forward_all(lcore, opt.outdir, stats)
+    captures = OpenCaptures(opt.inputs.values())
+    try:
+        with OutputDir(opt.outdir, opt.inputs.values()) as out:
+            fmt = output_format(opt.output_format, captures.file_formats)
+            lcore = Lcore(sorted(opt.inputs.items()), opt.burst, forward, fwd_ports, captures.nanosecond,
+                          chunk_packets=opt.chunk_packets, progress=opt.progress, captures=captures,
+                          output_name=f"port{{port}}.{fmt}", output_format=fmt)
+            forward_all(lcore, out.stage, stats)
+            result = _finish(opt, stats, started, portmask, streams, fmt)
+            write_json_atomic(out.stage / "stats.json", result)
+            out.publish()
+    finally:
+        captures.close()
+    return result
+
+
+def _finish(opt: TestpmdOptions, stats: RunStats, started: float, portmask: int, streams: dict[int, int],
+            fmt: str) -> dict:
     stats.elapsed = time.perf_counter() - started
     stats.options = {"forward_mode": opt.forward_mode, "port_topology": opt.port_topology,
-                     "burst": opt.burst, "portmask": f"0x{portmask:x}",
+                     "burst": opt.burst, "portmask": f"0x{portmask:x}", "output_format": fmt,
                      "streams": {str(rx): tx for rx, tx in streams.items()},
                      "eth_peer": {str(p): _mac_text(m) for p, m in sorted(opt.eth_peer.items())},
                      "port_mac": {str(p): _mac_text(m) for p, m in sorted(opt.port_mac.items())},
                      "inputs": {str(p): str(path) for p, path in sorted(opt.inputs.items())}}
-    result = stats.to_dict()
-    write_json_atomic(opt.outdir / "stats.json", result)
-    return result
+    return stats.to_dict()

@@ -17,11 +17,13 @@ addresses) work with numpy: a range may be as wide as 2**63 values.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import SimError
+from ..numbers import brief, check_range, parse_int
 
 OPS = ("inc", "dec", "random")
 MAX_SPAN = (1 << 63) - 1
@@ -36,6 +38,7 @@ IMIX_CYCLE = (64, 570, 64, 64, 570, 64, 1518, 64, 570, 64, 570, 64)
 FCS_BYTES = 4           # sizes are given on the wire; a pcap frame excludes the FCS
 MIN_WIRE_SIZE = 64      # Ethernet minimum
 MAX_WIRE_SIZE = 9600    # a jumbo frame
+_NUMBER = re.compile(r"[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -60,11 +63,13 @@ class FieldVar:
         if self.init is not None and not self.min <= self.init <= self.max:
             raise SimError(f"{where}: init {self.init} is outside min..max ({self.min}..{self.max})")
 
-    def offsets(self, n: int, rng: np.random.Generator | None = None) -> np.ndarray:
-        """Values of packets 0..n-1 as uint64 offsets from ``min``."""
+    def offsets(self, n: int, rng: np.random.Generator | None = None, start: int = 0) -> np.ndarray:
+        """Values of packets start..start+n-1 as uint64 offsets from ``min``. ``random``
+        draws the next n values from ``rng``: pieces taken in turn give the same values
+        as one call (uint64 draws take one generator output each)."""
         span = self.max - self.min
         cycle = span // self.step + 1            # grid points min, min+step, ... <= max
-        j = np.arange(n, dtype=np.uint64)
+        j = np.arange(start, start + n, dtype=np.uint64)
         if self.op == "random":
             if rng is None:
                 raise ValueError("a random field variable needs a generator")
@@ -84,9 +89,9 @@ class FieldVar:
         with np.errstate(over="ignore"):
             return np.where(j < np.uint64(before_wrap), lead, after)
 
-    def values(self, n: int, rng: np.random.Generator | None = None) -> np.ndarray:
+    def values(self, n: int, rng: np.random.Generator | None = None, start: int = 0) -> np.ndarray:
         """Values as uint64 (only for ranges that end below 2**64)."""
-        return self.offsets(n, rng) + np.uint64(self.min)
+        return self.offsets(n, rng, start) + np.uint64(self.min)
 
 
 @dataclass(frozen=True)
@@ -101,43 +106,46 @@ class SizeSpec:
     def constant(self) -> bool:
         return self.fixed is not None
 
-    def wire_sizes(self, n: int, rng: np.random.Generator | None) -> np.ndarray:
-        """On-wire sizes of packets 0..n-1 (int64)."""
+    @property
+    def max_wire(self) -> int:
+        return self.fixed if self.fixed is not None else max(IMIX_CYCLE) if self.imix else self.var.max
+
+    def wire_sizes(self, n: int, rng: np.random.Generator | None, start: int = 0) -> np.ndarray:
+        """On-wire sizes of packets start..start+n-1 (int64); random sizes are the next n
+        drawn from ``rng``."""
         if self.fixed is not None:
             return np.full(n, self.fixed, np.int64)
         if self.imix:
-            return np.resize(np.array(IMIX_CYCLE, np.int64), n)
-        return self.var.values(n, rng).astype(np.int64)
+            return np.array(IMIX_CYCLE, np.int64)[np.arange(start, start + n) % len(IMIX_CYCLE)]
+        return self.var.values(n, rng, start).astype(np.int64)
 
 
 def _check_wire(size: int, what: str) -> int:
-    if not MIN_WIRE_SIZE <= size <= MAX_WIRE_SIZE:
-        raise SimError(f"{what}: size {size} is outside {MIN_WIRE_SIZE}..{MAX_WIRE_SIZE} bytes on the wire")
-    return size
+    return check_range(size, f"{what}: size", MIN_WIRE_SIZE, MAX_WIRE_SIZE)
+
+
+def _wire(text: str, what: str) -> int:
+    return parse_int(text, f"{what}: size", MIN_WIRE_SIZE, MAX_WIRE_SIZE)
 
 
 def parse_size(value, what: str) -> SizeSpec:
     """``64`` | ``"64"`` | ``"64-1518"`` (uniform random) | ``"imix"`` -> SizeSpec."""
-    if isinstance(value, bool):
-        raise SimError(f"{what}: size must be a number, 'A-B' or 'imix' (got {value!r})")
-    if isinstance(value, int):
+    if isinstance(value, int) and not isinstance(value, bool):
         return SizeSpec(fixed=_check_wire(value, what))
     if isinstance(value, str):
         text = value.strip().lower()
         if text == "imix":
             return SizeSpec(imix=True)
         low, dash, high = text.partition("-")
-        try:
+        if _NUMBER.fullmatch(low) and (not dash or _NUMBER.fullmatch(high)):
             if not dash:
-                return SizeSpec(fixed=_check_wire(int(low), what))
-            low_size, high_size = _check_wire(int(low), what), _check_wire(int(high), what)
-        except ValueError:
-            pass
-        else:
+                return SizeSpec(fixed=_wire(low, what))
+            low_size, high_size = _wire(low, what), _wire(high, what)
             if low_size > high_size:
-                raise SimError(f"{what}: size range {value!r} runs backwards")
+                raise SimError(f"{what}: size range {brief(value)} runs backwards")
             return SizeSpec(var=FieldVar("random", low_size, high_size))
-    raise SimError(f"{what}: size must be a number, 'A-B' or 'imix' (got {value!r})")
+    shown = brief(value) if isinstance(value, str) else repr(value)
+    raise SimError(f"{what}: size must be a number, 'A-B' or 'imix' (got {shown})")
 
 
 def size_var(var: FieldVar, what: str) -> SizeSpec:

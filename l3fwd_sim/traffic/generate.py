@@ -6,9 +6,11 @@ so that ``l3fwd-sim run DIR -o OUT`` (or TRex, Pktgen, tcpreplay) can replay the
     summary = generate(GenerateOptions(outdir="gen", streams="flows.toml"))
 
 Data flows one way: pattern or stream file -> ``Traffic`` (streams per port, streams.py)
--> per port the interleaving of the streams (which stream, which of its packets, at each
-position) -> per chunk of positions, each stream's rows stamped by numpy (stamp.py) ->
-``PcapWriter`` (atomic: temp file renamed on commit).
+-> per port, a chunk of positions at a time: which stream sends at each (interleave.py),
+each stream's next packets' sizes and field values drawn, their rows stamped by numpy
+(stamp.py) -> ``PcapWriter``, or ``PcapngWriter`` with ``--output-format pcapng``
+(atomic: temp file renamed on commit). Nothing is held for a whole port, so memory stays bounded by the
+chunk size and a count is limited by the disk (checked before writing: ``_check_fits``).
 
 Sizes are given on the wire (64 = the Ethernet minimum, FCS included); a pcap frame is
 4 bytes shorter (60), as a capture on a NIC that strips the FCS shows it and as TRex and
@@ -18,7 +20,7 @@ tcpreplay expect (the NIC appends the FCS when it sends). Timestamps start at
 """
 from __future__ import annotations
 
-import re
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,18 +28,25 @@ from typing import Callable
 
 import numpy as np
 
+from ..capture.outdir import OutputDir
 from ..capture.pcap import PcapWriter
-from ..capture.records import HEAD_BYTES
+from ..capture.pcapng_writer import PcapngWriter
+from ..capture.writers import open_writer, output_format
+from ..capture.records import HEAD_BYTES, PCAP_SECONDS
 from ..errors import SimError
-from .field_engine import FCS_BYTES
+from ..numbers import check_range
+from .field_engine import FCS_BYTES, MIN_WIRE_SIZE
+from .interleave import stream_chunks
 from .patterns import PatternOptions, pattern_traffic
 from .stamp import StreamRenderer
-from .streams import DEFAULT_RATE, PortTraffic, Traffic, load_stream_file
+from .streams import DEFAULT_RATE, MAX_COUNT, MAX_SEED, PortTraffic, Traffic, check_rate, load_stream_file
 
 START_NS = 1_700_000_000 * 1_000_000_000    # 2023-11-14 22:13:20 UTC: fixed, so output is reproducible
-_PORT_FILE = re.compile(r"port(\d+)\.pcap")
 # purposes of the seeded generators, so each random choice has its own stream of numbers
 _ORDER, _PORT_SIZE, _STREAM_SIZE, _FIELD = 1, 2, 3, 4
+# the least a file takes: its header (pcapng's section and interface blocks are larger, so
+# this stays a lower bound) and per packet a 16-byte record header and a 60-byte frame
+_FILE_HEADER, _MIN_RECORD = 24, 16 + MIN_WIRE_SIZE - FCS_BYTES
 
 
 @dataclass
@@ -57,6 +66,7 @@ class GenerateOptions:
     seed: int | None = None              # default 1 (or the stream file's)
     progress: Callable[[int, int], None] | None = None   # called with (packets written, total)
     chunk_packets: int = 65536           # a speed knob: never changes the output
+    output_format: str = "auto"          # pcap or pcapng (auto: pcap; there are no inputs to follow)
 
 
 def _rng(seed: int, *keys: int) -> np.random.Generator:
@@ -67,109 +77,97 @@ def load_traffic(opt: GenerateOptions) -> Traffic:
     """The per-port streams the options describe."""
     if (opt.pattern is None) == (opt.streams is None):
         raise SimError("give a PATTERN or --streams FILE (one of them)")
-    if opt.seed is not None and opt.seed < 0:
-        raise SimError(f"--seed {opt.seed}: must be >= 0")
-    if opt.rate is not None and not opt.rate > 0:
-        raise SimError(f"--rate {opt.rate}: must be a positive number of packets per second")
+    if opt.seed is not None:
+        check_range(opt.seed, "--seed", 0, MAX_SEED)
+    rate = opt.rate if opt.rate is None else check_rate(opt.rate, "--rate")
     if opt.streams is not None:
-        return load_stream_file(opt.streams, opt.seed, opt.rate)
+        return load_stream_file(opt.streams, opt.seed, rate)
     pattern = PatternOptions(opt.pattern, opt.ports, opt.count, opt.size, opt.proto, opt.port_map,
                              opt.rule_ipv4, opt.rule_ipv6)
     seed = opt.seed if opt.seed is not None else 1
-    return pattern_traffic(pattern, seed, opt.rate if opt.rate is not None else DEFAULT_RATE)
+    traffic = pattern_traffic(pattern, seed, rate if rate is not None else DEFAULT_RATE)
+    traffic.rate_from = "--rate" if rate is not None else "the default rate"
+    return traffic
 
 
-def interleave(counts: list[int], order: str, group: int, rng: np.random.Generator | None = None):
-    """(stream, index within the stream) of every position of a port, for ``sequence``,
-    ``round-robin`` (``group`` packets of each stream in turn; exhausted streams drop
-    out) or ``random`` (a seeded shuffle of all the packets)."""
-    counts_arr = np.asarray(counts, np.int64)
-    total = int(counts_arr.sum())
-    starts = np.concatenate([[0], np.cumsum(counts_arr)[:-1]])
-    stream_of = np.repeat(np.arange(len(counts), dtype=np.int32), counts_arr)
-    index = np.arange(total, dtype=np.int64) - np.repeat(starts, counts_arr)
-    if order == "sequence" or len(counts) == 1:
-        return stream_of, index
-    if order == "round-robin":
-        turn = (index // group) * len(counts) + stream_of
-        by_turn = np.argsort(turn, kind="stable")
-        return stream_of[by_turn], index[by_turn]
-    if order == "random":
-        stream_of = stream_of[rng.permutation(total)]
-        by_stream = np.argsort(stream_of, kind="stable")
-        index = np.empty(total, np.int64)
-        index[by_stream] = np.arange(total, dtype=np.int64) - np.repeat(starts, counts_arr)
-        return stream_of, index
-    raise SimError(f"unknown order {order!r}")
+class _Draws:
+    """Per-packet values of one stream (or of one port's positions), handed out in packet
+    order a chunk at a time: ``draw(n, rng, start)`` is a SizeSpec's ``wire_sizes`` or a
+    FieldVar's ``offsets``. Random values come from ``rng`` in turn, so chunks of any size
+    give the same values as one call."""
+
+    def __init__(self, draw, rng: np.random.Generator):
+        self.draw, self.rng, self.done = draw, rng, 0
+
+    def take(self, n: int) -> np.ndarray:
+        values = self.draw(n, self.rng, self.done)
+        self.done += n
+        return values
 
 
 @dataclass
 class _StreamState:
-    """A stream's per-packet data on one port, computed once before the chunks."""
+    """What a stream's packets on one port need, before any is drawn."""
     renderer: StreamRenderer
-    frame_len: np.ndarray                 # by index within the stream
-    fields: list                          # [(slot, base, offsets by index)]
-    constant: bool                        # every packet the same bytes
+    header: int                           # bytes of headers: no frame is shorter
+    layer_names: str
+    sizes: _Draws | None                  # None: the port's sizes by position
+    fields: list                          # [(slot, base, _Draws of offsets)]
 
 
-def _stream_states(port: int, pt: PortTraffic, stream_of: np.ndarray, seed: int,
-                   warnings: list[str]) -> list[_StreamState]:
-    port_wire = pt.size.wire_sizes(len(stream_of), _rng(seed, port, _PORT_SIZE)) if pt.size else None
-    states = []
-    for s, stream in enumerate(pt.streams):
-        if port_wire is not None:
-            wire = port_wire[stream_of == s] if len(pt.streams) > 1 else port_wire
-        else:
-            wire = stream.size.wire_sizes(stream.count, _rng(seed, port, _STREAM_SIZE, s))
-        header = len(stream.template.header)
-        raised = int((wire - FCS_BYTES < header).sum())
-        if raised:
-            note = (f"{stream.template.layer_names}: sizes below {header + FCS_BYTES} bytes on the wire are "
-                    f"raised to {header + FCS_BYTES} (its headers take {header} bytes)")
-            if note not in warnings:
-                warnings.append(note)
-        frame_len = np.maximum(wire - FCS_BYTES, header)
-        renderer = StreamRenderer(stream.template, int(frame_len.max()) if len(frame_len) else header)
-        fields = []
-        for v, (name, var) in enumerate(stream.fields):
-            offsets = var.offsets(stream.count, _rng(seed, port, _FIELD, s, v))
-            fields.append((stream.template.slots[name], var.min, offsets))
-        constant = not fields and (len(frame_len) == 0 or (frame_len == frame_len[0]).all())
-        states.append(_StreamState(renderer, frame_len, fields, bool(constant)))
-    return states
+def _stream_state(port: int, s: int, stream, port_size, seed: int) -> _StreamState:
+    header = len(stream.template.header)
+    size = port_size or stream.size
+    renderer = StreamRenderer(stream.template, max(size.max_wire - FCS_BYTES, header))
+    sizes = None if port_size else _Draws(stream.size.wire_sizes, _rng(seed, port, _STREAM_SIZE, s))
+    fields = [(stream.template.slots[name], var.min, _Draws(var.offsets, _rng(seed, port, _FIELD, s, v)))
+              for v, (name, var) in enumerate(stream.fields)]
+    return _StreamState(renderer, header, stream.template.layer_names, sizes, fields)
 
 
-def _render(state: _StreamState, index: np.ndarray):
-    """(rows, frame lengths, tails of the long rows) of the stream's packets ``index``."""
-    frame_len = state.frame_len[index]
+def _render(state: _StreamState, wire: np.ndarray | None, n: int, warnings: list[str]):
+    """(rows, frame lengths, tails of the long rows) of the stream's next ``n`` packets;
+    ``wire``: their sizes on the wire when the port gives them."""
+    if wire is None:
+        wire = state.sizes.take(n)
+    if (wire - FCS_BYTES < state.header).any():
+        note = (f"{state.layer_names}: sizes below {state.header + FCS_BYTES} bytes on the wire are "
+                f"raised to {state.header + FCS_BYTES} (its headers take {state.header} bytes)")
+        if note not in warnings:
+            warnings.append(note)
+    frame_len = np.maximum(wire - FCS_BYTES, state.header)
     r = state.renderer
-    if state.constant:
+    if not state.fields and (frame_len == frame_len[0]).all():     # the same bytes n times: render one
         one = r.render(frame_len[:1], {})
-        rows = np.broadcast_to(one, (len(index), one.shape[1]))
-        tails = r.tails(one, frame_len[:1]) * len(index)
-        return rows, frame_len, tails
-    fields = {slot: (base, offsets[index]) for slot, base, offsets in state.fields}
-    rows = r.render(frame_len, fields)
+        return np.broadcast_to(one, (n, one.shape[1])), frame_len, r.tails(one, frame_len[:1]) * n
+    rows = r.render(frame_len, {slot: (base, draws.take(n)) for slot, base, draws in state.fields})
     return rows, frame_len, r.tails(rows, frame_len)
 
 
-def _write_port(writer: PcapWriter, stream_of, index, states, ts_ns, chunk: int, progress) -> int:
-    """Write one port's packets in chunks; returns the captured bytes written."""
-    total_bytes = 0
-    for a in range(0, len(stream_of), chunk):
-        b = min(len(stream_of), a + chunk)
-        which, idx = stream_of[a:b], index[a:b]
+def _write_port(writer: PcapWriter | PcapngWriter, port: int, pt: PortTraffic, traffic: Traffic, chunk: int,
+                progress) -> int:
+    """Write one port's packets a chunk at a time, so memory does not grow with the
+    count; returns the captured bytes written."""
+    seed = traffic.seed
+    states = [_stream_state(port, s, stream, pt.size, seed) for s, stream in enumerate(pt.streams)]
+    port_sizes = _Draws(pt.size.wire_sizes, _rng(seed, port, _PORT_SIZE)) if pt.size else None
+    total_bytes = done = 0
+    for which in stream_chunks([s.count for s in pt.streams], pt.order, pt.group, chunk,
+                               _rng(seed, port, _ORDER)):
+        n = len(which)
+        wire = port_sizes.take(n) if port_sizes else None
         present = np.unique(which) if len(states) > 1 else [0]
         if len(present) == 1:
-            heads, caplen, tails = _render(states[int(present[0])], idx)
+            heads, caplen, tails = _render(states[int(present[0])], wire, n, traffic.warnings)
             heads = heads[:, :HEAD_BYTES]
         else:
-            heads = np.empty((b - a, HEAD_BYTES), np.uint8)
-            caplen = np.empty(b - a, np.int64)
+            heads = np.empty((n, HEAD_BYTES), np.uint8)
+            caplen = np.empty(n, np.int64)
             long_at, long_tails = [], []
             for s in present.tolist():
                 rows_at = np.flatnonzero(which == s)
-                rows, lengths, tails = _render(states[s], idx[rows_at])
+                rows, lengths, tails = _render(states[s], None if wire is None else wire[rows_at], len(rows_at),
+                                               traffic.warnings)
                 heads[rows_at] = rows[:, :HEAD_BYTES]
                 caplen[rows_at] = lengths
                 if tails:
@@ -179,36 +177,62 @@ def _write_port(writer: PcapWriter, stream_of, index, states, ts_ns, chunk: int,
             if len(long_at) > 1:
                 by_position = np.argsort(np.concatenate(long_at), kind="stable")
                 tails = [long_tails[i] for i in by_position.tolist()]
-        writer.write(heads, caplen, caplen, ts_ns[a:b], tails or None)
+        writer.write(heads, caplen, caplen, timestamps(done, n, traffic.rate), tails or None)
         total_bytes += int(caplen.sum())
+        done += n
         if progress:
-            progress(b)
+            progress(done)
     return total_bytes
 
 
-def _check_outdir(outdir: Path, ports: list[int]) -> None:
-    try:
-        outdir.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise SimError(f"{outdir}: cannot create output directory: {err.strerror}") from None
-    stale = sorted(p.name for p in outdir.iterdir()
-                   if (m := _PORT_FILE.fullmatch(p.name)) and int(m.group(1)) not in ports)
-    if stale:
-        raise SimError(f"{outdir}: already holds {', '.join(stale)}, which this run would not replace and "
-                       "'l3fwd-sim run' would read as input; remove it or choose another -o")
+def timestamps(first: int, count: int, rate: float, start_ns: int = START_NS) -> np.ndarray:
+    """Packets first..first+count-1, packet i at ``start + i / rate`` seconds, in integer nanoseconds."""
+    return start_ns + np.rint(np.arange(first, first + count, dtype=np.float64) * (1e9 / rate)).astype(np.int64)
 
 
-def timestamps(count: int, rate: float, start_ns: int = START_NS) -> np.ndarray:
-    """Packet i at ``start + i / rate`` seconds, in integer nanoseconds."""
-    return start_ns + np.rint(np.arange(count, dtype=np.float64) * (1e9 / rate)).astype(np.int64)
+def _check_fits(traffic: Traffic, outdir: Path, fmt: str) -> None:
+    """Refuse up front what cannot be written, rather than fail hours into the writing:
+    a port beyond ``MAX_COUNT`` packets, time stamps past what the format holds, files
+    larger than the free space of the output's file system."""
+    port, busiest = max(traffic.ports.items(), key=lambda item: item[1].count)
+    most = busiest.count
+    if most > MAX_COUNT:
+        raise SimError(f"{traffic.source}: port {port} sends {most:,} packets, more than {MAX_COUNT:,} (2**48) "
+                       "per port")
+    limit_ns = PCAP_SECONDS * 10**9 if fmt == "pcap" else (1 << 63)
+    if most and START_NS + (most - 1) * 1e9 / traffic.rate >= limit_ns:
+        span = (most - 1) / traffic.rate
+        where = ("past 2106-02-07, the end of a classic pcap's 32-bit seconds; --output-format pcapng goes "
+                 "further" if fmt == "pcap" else "past 2262, the end of 64-bit nanosecond time stamps")
+        raise SimError(f"{traffic.rate_from} {traffic.rate:g}: port {port}'s {most:,} packets would span "
+                       f"{span:.3g} s, {where}; raise the rate or lower the count")
+    need = sum(_FILE_HEADER + pt.count * _MIN_RECORD for pt in traffic.ports.values())
+    free = shutil.disk_usage(outdir).free
+    if need > free:
+        raise SimError(f"{outdir}: the output files need at least {need:,} bytes ({len(traffic.ports)} ports, "
+                       f"{_MIN_RECORD} bytes or more per packet), and its file system has {free:,} bytes free")
 
 
-def write_traffic(traffic: Traffic, outdir: Path, progress=None, chunk_packets: int = 65536) -> dict:
-    """Write ``outdir/port<N>.pcap`` for every port of ``traffic``; return a summary."""
+def write_traffic(traffic: Traffic, outdir: Path, progress=None, chunk_packets: int = 65536,
+                  fmt: str = "pcap") -> dict:
+    """Write ``outdir/port<N>.pcap`` (``fmt`` pcapng: ``.pcapng``) for every port of
+    ``traffic``, as one set that replaces an earlier one (``capture/outdir.py``); return
+    a summary."""
     started = time.perf_counter()
-    outdir = Path(outdir)
+    check_range(chunk_packets, "chunk_packets", 1, MAX_COUNT)
+    with OutputDir(outdir) as out:
+        _check_fits(traffic, out.path, fmt)
+        summary = _write_ports(traffic, out.stage, progress, chunk_packets, fmt)
+        out.publish()
+    for entry in summary["ports"].values():
+        entry["file"] = str(out.path / entry["file"])
+    elapsed = time.perf_counter() - started
+    summary.update(elapsed_seconds=elapsed, mpps=summary["packets"] / elapsed / 1e6 if elapsed else 0.0)
+    return summary
+
+
+def _write_ports(traffic: Traffic, outdir: Path, progress, chunk_packets: int, fmt: str) -> dict:
     ports = sorted(traffic.ports)
-    _check_outdir(outdir, ports)
     period_ns = 1e9 / traffic.rate
     nanosecond = abs(period_ns / 1000 - round(period_ns / 1000)) > 1e-9
     total = sum(pt.count for pt in traffic.ports.values())
@@ -218,16 +242,12 @@ def write_traffic(traffic: Traffic, outdir: Path, progress=None, chunk_packets: 
     try:
         for port in ports:
             pt = traffic.ports[port]
-            stream_of, index = interleave([s.count for s in pt.streams], pt.order, pt.group,
-                                          _rng(traffic.seed, port, _ORDER))
-            states = _stream_states(port, pt, stream_of, traffic.seed, traffic.warnings)
-            writer = PcapWriter(outdir / f"port{port}.pcap", nanosecond)
+            writer = open_writer(fmt, outdir / f"port{port}.{fmt}", nanosecond, f"port{port}")
             writers.append(writer)
             report = None if progress is None else (lambda n, base=done: progress(base + n, total))
-            nbytes = _write_port(writer, stream_of, index, states, timestamps(len(stream_of), traffic.rate),
-                                 chunk_packets, report)
-            done += len(stream_of)
-            summary["ports"][str(port)] = {"file": str(writer.path), "packets": len(stream_of), "bytes": nbytes,
+            nbytes = _write_port(writer, port, pt, traffic, chunk_packets, report)
+            done += pt.count
+            summary["ports"][str(port)] = {"file": writer.path.name, "packets": pt.count, "bytes": nbytes,
                                            "streams": {s.name: s.count for s in pt.streams}}
         for writer in writers:
             writer.commit()
@@ -235,9 +255,7 @@ def write_traffic(traffic: Traffic, outdir: Path, progress=None, chunk_packets: 
         for writer in writers:
             writer.abort()
         raise
-    elapsed = time.perf_counter() - started
-    summary.update(packets=total, elapsed_seconds=elapsed, mpps=total / elapsed / 1e6 if elapsed else 0.0,
-                   warnings=list(traffic.warnings))
+    summary.update(packets=total, warnings=list(traffic.warnings))
     return summary
 
 
@@ -245,8 +263,9 @@ def generate(opt: GenerateOptions) -> dict:
     """Generate the pcaps ``opt`` describes; return a summary (per port: file, packets,
     bytes, streams; totals, elapsed seconds, Mpps, warnings)."""
     started = time.perf_counter()
+    fmt = output_format(opt.output_format, ())
     traffic = load_traffic(opt)
-    summary = write_traffic(traffic, opt.outdir, opt.progress, opt.chunk_packets)
+    summary = write_traffic(traffic, opt.outdir, opt.progress, opt.chunk_packets, fmt)
     summary["elapsed_seconds"] = time.perf_counter() - started
     summary["mpps"] = summary["packets"] / summary["elapsed_seconds"] / 1e6
     return summary

@@ -42,6 +42,7 @@ import numpy as np
 from ..capture.records import HEAD_BYTES
 from ..dataplane.ports import MAX_PORTS, PortConfig
 from ..errors import SimError
+from ..numbers import brief, check_range, parse_int
 from ..l3fwd.acl import DENY as ACL_DENY
 from ..l3fwd.acl import MISS as ACL_MISS
 from ..l3fwd.acl import KEY_AT, acl_keys, acl_table
@@ -50,10 +51,11 @@ from ..l3fwd.routing import DEFAULT_ROUTES, installed
 from ..l3fwd.rules import AclRules, EmRule, parse_acl_rules, parse_em_rules, parse_lpm_rules
 from ..tables.lpm import Lpm4, Lpm6
 from .field_engine import FieldVar, parse_size
-from .streams import PortTraffic, Stream, Traffic
+from .streams import MAX_COUNT, PortTraffic, Stream, Traffic
 from .templates import build_stack, default_eth, template_from_scapy
 
-_K_STREAMS = re.compile(r"ipv([46])-(\d+)streamsx(\d+)")
+_K_STREAMS = re.compile(r"ipv([46])-([0-9]+)streamsx([0-9]+)")
+_PORT = re.compile(r"[0-9]+")
 NAMED_PATTERNS = ("ipv4-cont-burst", "ipv6-cont-burst", "ipv4/ipv6-cont-burst", "random", "malformed")
 ALIASES = {"ipv4-ipv6-cont-burst": "ipv4/ipv6-cont-burst"}
 PROTOS = {"udp": 17, "tcp": 6}
@@ -88,11 +90,20 @@ def canonical_pattern(name: str) -> str:
     key = ALIASES.get(name.lower(), name.lower())
     if key in NAMED_PATTERNS:
         return key
-    match = _K_STREAMS.fullmatch(key)
-    if match and int(match.group(2)) >= 1 and int(match.group(3)) >= 1:
+    if _K_STREAMS.fullmatch(key):
+        k_streams(name)                  # in range, or say which number is not
         return key
     raise SimError(f"unknown pattern {name!r} (choose from IPV4-CONT-BURST, IPV6-CONT-BURST, "
                    "IPV4/IPV6-CONT-BURST, IPV4-<K>STREAMSX<G>, IPV6-<K>STREAMSX<G>, random, malformed)")
+
+
+def k_streams(name: str) -> tuple[int, int, int]:
+    """(family, K, G) of ``IPV4-<K>STREAMSX<G>``: K streams go to ports 0..K-1, so K is at
+    most the port count of l3fwd (RTE_MAX_ETHPORTS); G (packets of a stream per turn) is
+    at most a port's packet count."""
+    family, k, g = _K_STREAMS.fullmatch(name.lower()).groups()
+    return (int(family), parse_int(k, f"pattern {brief(name)}: K", 1, MAX_PORTS),
+            parse_int(g, f"pattern {brief(name)}: G", 1, MAX_COUNT))
 
 
 def parse_port_map(text: str | None, ports: int) -> dict[int, int]:
@@ -103,21 +114,17 @@ def parse_port_map(text: str | None, ports: int) -> dict[int, int]:
         return mapping
     items = [item.strip() for item in text.split(",")]
     pairs = [item.partition(":") for item in items]
-    try:
-        if all(colon for _, colon, _ in pairs):
-            given = {int(a): int(b) for a, _, b in pairs}
-        elif not any(colon for _, colon, _ in pairs):
-            given = {i: int(b) for i, b in enumerate(items)}
-        else:
-            raise ValueError
-    except ValueError:
-        raise SimError(f"--map {text!r}: expected IN:OUT pairs (0:1,1:0) or a list of outputs (1,0,3,2)") from None
-    for a, b in given.items():
-        if not 0 <= a < ports:
-            raise SimError(f"--map {text!r}: input port {a} is not among the {ports} generated ports")
-        if not 0 <= b < MAX_PORTS:
-            raise SimError(f"--map {text!r}: output port {b} is out of range 0..{MAX_PORTS - 1}")
-    mapping.update(given)
+    if all(colon for _, colon, _ in pairs):
+        given = [(a.strip(), b.strip()) for a, _, b in pairs]
+    elif not any(colon for _, colon, _ in pairs):
+        given = [(str(i), b) for i, b in enumerate(items)]
+    else:
+        given = []
+    if not given or not all(_PORT.fullmatch(a) and _PORT.fullmatch(b) for a, b in given):
+        raise SimError(f"--map {brief(text)}: expected IN:OUT pairs (0:1,1:0) or a list of outputs (1,0,3,2)")
+    what = f"--map {brief(text)}:"
+    mapping.update({parse_int(a, f"{what} input port", 0, ports - 1):
+                    parse_int(b, f"{what} output port", 0, MAX_PORTS - 1) for a, b in given})
     return mapping
 
 
@@ -601,8 +608,7 @@ def pattern_traffic(opt: PatternOptions, seed: int, rate: float) -> Traffic:
     name = canonical_pattern(opt.pattern)
     if not 1 <= opt.ports <= MAX_PORTS:
         raise SimError(f"--ports {opt.ports}: must be in 1..{MAX_PORTS}")
-    if opt.count < 0:
-        raise SimError(f"--count {opt.count}: must be >= 0")
+    check_range(opt.count, "--count", 0, MAX_COUNT)
     size = parse_size(opt.size, "--size")
     warnings: list[str] = []
     dest = Destinations(opt.proto, opt.rule_ipv4, opt.rule_ipv6, warnings)
@@ -626,7 +632,7 @@ def pattern_traffic(opt: PatternOptions, seed: int, rate: float) -> Traffic:
             streams = _malformed_streams(dest, p, out, opt, size)
             order, group = "round-robin", 1
         else:
-            family, k, g = (int(x) for x in _K_STREAMS.fullmatch(name).groups())
+            family, k, g = k_streams(name)
             streams = [_stream(f"ipv{family}-to-p{q}", dest.flow(family, q).layers(p), c, size)
                        for q, c in zip(range(k), _split(opt.count, k, g))]
             order, group = "round-robin", g

@@ -44,12 +44,23 @@ from pathlib import Path
 
 from ..dataplane.ports import MAX_PORTS
 from ..errors import SimError
+from ..numbers import brief
 from .field_engine import OPS, FieldVar, SizeSpec, parse_size, size_var
-from .templates import (LAYERS, VARIABLE_FIELDS, FieldError, Template, build_stack, default_eth, parse_field_value,
-                        template_from_scapy)
+from .field_values import FieldError, parse_field_value
+from .templates import LAYERS, VARIABLE_FIELDS, Template, build_stack, default_eth, template_from_scapy
 
 ORDERS = ("sequence", "round-robin", "random")
 DEFAULT_RATE = 1_000_000.0
+# Packets per port: a pcap record takes at least 76 bytes (16 + a 60-byte frame), so 2**48
+# packets are over 21 PB in one file, more than any disk holds; within it every position,
+# offset and timestamp computation stays exact in int64 and float64.
+MAX_COUNT = 1 << 48
+# pcap time stamps have nanosecond resolution at best: packets less than 1 ns apart would
+# get equal time stamps.
+MAX_RATE = 1e9
+MIN_RATE = 1 / (1 << 32)                    # one packet per 2**32 s (136 years): a period a time stamp holds
+MAX_SEED = (1 << 64) - 1
+_INT64 = (-(1 << 63), (1 << 63) - 1)        # TOML integers: a parser must refuse any beyond
 _TOP_KEYS = ("seed", "rate", "order", "group", "stream")
 _STREAM_KEYS = ("name", "port", "ports", "count", "size", "payload", "payload_hex", "vary") + LAYERS
 _VARY_KEYS = ("field", "op", "min", "max", "step", "init")
@@ -85,6 +96,16 @@ class Traffic:
     seed: int = 1
     rate: float = DEFAULT_RATE
     warnings: list[str] = field(default_factory=list)
+    rate_from: str = "--rate"             # the option or file:line the rate came from, for errors
+    source: str = "--count"               # what the counts came from, for errors
+
+
+def check_rate(rate, what: str) -> float:
+    """A packet rate as a float, or SimError naming ``what`` (``--rate``, ``file:line: rate``)."""
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not MIN_RATE <= rate <= MAX_RATE:  # nan too
+        raise SimError(f"{what} {rate!r} is not a packet rate: give packets per second from {MIN_RATE:.2g} (one "
+                       f"packet per 2**32 s) to {MAX_RATE:,.0f} (pcap time stamps resolve 1 ns)")
+    return float(rate)
 
 
 # --------------------------------------------------------------------------------------
@@ -162,6 +183,18 @@ class _File:
         location = f"{self.path}:{line}" if line else f"{self.path}"
         raise SimError(f"{location}: {message}")
 
+    def check_integers(self, node, path: tuple = ()) -> None:
+        """Refuse integers beyond 64 bits, as the TOML spec asks a parser to (tomllib takes any)."""
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, value in items:
+            if isinstance(value, (dict, list)):
+                self.check_integers(value, path + (key,))
+            elif isinstance(value, int) and not isinstance(value, bool) and not _INT64[0] <= value <= _INT64[1]:
+                name = next(k for k in reversed(path + (key,)) if isinstance(k, str))
+                hint = "; write a larger bound as a string" if name in ("min", "max", "init") else ""
+                self.fail(path + (key,), f"{name}: integer {brief(str(value))} does not fit in 64 bits "
+                                         f"(TOML integers are 64-bit{hint})")
+
     def check_keys(self, table: dict, allowed: tuple, path: tuple, what: str) -> None:
         for key in table:
             if key not in allowed:
@@ -201,21 +234,31 @@ def load_stream_file(path: str | Path, seed: int | None = None, rate: float | No
             message = message[:found.start()].strip()
             raise SimError(f"{path}:{found.group(1)}:{found.group(2)}: {message}") from None
         raise SimError(f"{path}: {message}") from None
+    except ValueError:       # tomllib's int() of more than 4300 digits (Python's limit) is not a TOMLDecodeError
+        long_number = re.search(r"[0-9][0-9_]{4300,}", text)
+        line = f":{text.count(chr(10), 0, long_number.start()) + 1}" if long_number else ""
+        raise SimError(f"{path}{line}: a number of more than 4300 digits (TOML integers are 64-bit)") from None
     f = _File(path, text)
+    f.check_integers(doc)
     f.check_keys(doc, _TOP_KEYS, (), "stream file")
-    file_seed = f.integer(doc, "seed", (), "stream file", 0, default=1)
-    file_rate = doc.get("rate", DEFAULT_RATE)
-    if isinstance(file_rate, bool) or not isinstance(file_rate, (int, float)) or not file_rate > 0:
-        f.fail(("rate",), f"rate must be a positive number of packets per second (got {file_rate!r})")
+    file_seed = f.integer(doc, "seed", (), "stream file", 0, MAX_SEED, default=1)
+    rate_from = "--rate"
+    if rate is None:
+        rate_from = f"{path}:{f.where.line(('rate',))}: rate" if "rate" in doc else "the default rate"
+        try:
+            rate = check_rate(doc.get("rate", DEFAULT_RATE), "rate")
+        except SimError as err:
+            f.fail(("rate",), str(err))
     order = doc.get("order", "sequence")
     if order not in ORDERS:
         f.fail(("order",), f"order {order!r} is not one of {', '.join(ORDERS)}")
-    group = f.integer(doc, "group", (), "stream file", 1, default=1)
+    group = f.integer(doc, "group", (), "stream file", 1, MAX_COUNT, default=1)
     streams = doc.get("stream")
     if not isinstance(streams, list) or not streams:
         f.fail(("stream",), "no [[stream]] tables: a stream file defines at least one stream")
 
-    traffic = Traffic({}, seed if seed is not None else file_seed, float(rate if rate is not None else file_rate))
+    traffic = Traffic({}, seed if seed is not None else file_seed, float(rate), rate_from=rate_from,
+                      source=str(path))
     for index, table in enumerate(streams):
         for port, stream in _streams(f, table, ("stream", index), index):
             traffic.ports.setdefault(port, PortTraffic([], order, group)).streams.append(stream)
@@ -230,7 +273,7 @@ def _streams(f: _File, table: dict, path: tuple, index: int):
         f.fail(path + ("name",), f"stream #{index}: name must be a string")
     f.check_keys(table, _STREAM_KEYS, path, what)
     ports = _ports(f, table, path, what)
-    count = f.integer(table, "count", path, what, 0)
+    count = f.integer(table, "count", path, what, 0, MAX_COUNT)
     size = _size(f, table.get("size", 64), path + ("size",), what)
     fill = _payload(f, table, path, what)
     layers = {}
@@ -265,10 +308,9 @@ def _ports(f: _File, table: dict, path: tuple, what: str) -> list[int]:
 
 
 def _size(f: _File, value, path: tuple, what: str) -> SizeSpec:
+    var = _field_var(f, value, path, what, "int", None) if isinstance(value, dict) else None   # fails located
     try:
-        if isinstance(value, dict):
-            return size_var(_field_var(f, value, path, what, "int", None), f"{what}: size")
-        return parse_size(value, f"{what}")
+        return size_var(var, what) if var else parse_size(value, what)
     except SimError as err:
         f.fail(path, str(err))
 
@@ -303,11 +345,10 @@ def _field_var(f: _File, table: dict, path: tuple, what: str, kind: str, limit: 
     for key in ("min", "max", "init"):
         if key in table:
             try:
-                bounds[key] = parse_field_value(kind, table[key], f"{what}: {key}")
+                bounds[key] = parse_field_value(kind, table[key], f"{what}: {key}", limit if limit is not None
+                                                else _INT64[1])
             except SimError as err:
                 f.fail(path + (key,), str(err))
-            if bounds[key] < 0 or (limit is not None and bounds[key] > limit):
-                f.fail(path + (key,), f"{what}: {key} {table[key]!r} is outside the field (0..{limit})")
     step = f.integer(table, "step", path, what, 1, default=1)
     var = FieldVar(op, bounds["min"], bounds["max"], step, bounds.get("init"))
     init = bounds.get("init")

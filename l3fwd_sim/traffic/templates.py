@@ -6,11 +6,10 @@ scapy is imported lazily: only ``generate`` needs it, and only off the hot path.
 """
 from __future__ import annotations
 
-import ipaddress
-import re
 from dataclasses import dataclass, field
 
 from ..errors import SimError
+from .field_values import FieldError, build_layer
 
 ETHER_IPV4, ETHER_IPV6 = 0x0800, 0x86DD
 PROTO_ICMP, PROTO_TCP, PROTO_UDP, PROTO_ICMPV6 = 1, 6, 17, 58
@@ -49,16 +48,6 @@ VARIABLE_FIELDS = {
     "icmp.type": (0, 1, 0, None, "int"), "icmp.code": (1, 1, 0, None, "int"),
     "icmp.id": (4, 2, 0, None, "int"), "icmp.seq": (6, 2, 0, None, "int"),
 }
-_MAC = re.compile(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}")
-
-
-class FieldError(ValueError):
-    """A bad template or field-variable value; ``path`` is the key path it belongs to
-    (e.g. ``("ipv4", "dst")``) so that the caller can point at the offending line."""
-
-    def __init__(self, path: tuple, message: str):
-        super().__init__(message)
-        self.path = path
 
 
 @dataclass(frozen=True)
@@ -115,45 +104,15 @@ def _scapy():
     return l2, inet, inet6
 
 
-def _check_value(layer: str, key: str, value):
-    """Refuse values scapy would misread: scapy resolves a non-address IP string by DNS and
-    takes a bad MAC silently."""
-    kind = VARIABLE_FIELDS.get(f"{layer}.{key}", (0, 0, 0, None, "int"))[4]
-    if kind == "mac" and not (isinstance(value, str) and _MAC.fullmatch(value)):
-        raise FieldError((layer, key), f"{layer}.{key}: bad MAC address {value!r} (expected xx:xx:xx:xx:xx:xx)")
-    if kind in ("ipv4", "ipv6"):
-        cls = ipaddress.IPv4Address if kind == "ipv4" else ipaddress.IPv6Address
-        try:
-            return str(cls(value))
-        except (ValueError, TypeError):
-            raise FieldError((layer, key), f"{layer}.{key}: bad IPv{kind[-1]} address {value!r}") from None
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise FieldError((layer, key), f"{layer}.{key}: expected a number or string, got {value!r}")
-    return value
-
-
 def _layer(cls, layer: str, values: dict):
-    names = {f.name for f in cls.fields_desc}
+    fields = {f.name: f for f in cls.fields_desc}
     for key, value in values.items():
-        if key not in names:
-            choices = ", ".join(sorted(names - COMPUTED.get(layer, set())))
+        if key not in fields:
+            choices = ", ".join(sorted(set(fields) - COMPUTED.get(layer, set())))
             raise FieldError((layer, key), f"{layer}: unknown field {key!r} (scapy {cls.__name__} has: {choices})")
         if key in COMPUTED.get(layer, set()):
             raise FieldError((layer, key), f"{layer}.{key} is computed for every packet and cannot be set")
-    checked = {k: _check_value(layer, k, v) for k, v in values.items()}
-    try:
-        built = cls(**checked)
-        bytes(built)                    # scapy checks most values only when it builds
-        return built
-    except Exception:                   # scapy raises assorted types for bad field values
-        pass
-    for key, value in checked.items():  # find the field to blame
-        try:
-            bytes(cls(**{key: value}))
-        except Exception as err:
-            reason = str(err).splitlines()[-1 if "struct.error" in str(err) else 0]
-            raise FieldError((layer, key), f"{layer}.{key}: bad value {value!r} ({reason})") from None
-    raise FieldError((layer,), f"{layer}: scapy cannot build these fields together: {checked}")
+    return build_layer(cls, layer, values)
 
 
 def build_stack(layers: dict[str, dict]):
@@ -224,23 +183,3 @@ def template_from_scapy(pkt, fill: bytes = b"x", fix: bool = True, overrides: tu
                     l4_proto=l4_proto, fix=fix, overrides=tuple(overrides),
                     bad_ipv4_checksum=bad_ipv4_checksum, slots=slots, summary=pkt.summary(),
                     layer_names="/".join(layer.__name__ for layer in pkt.layers()))
-
-
-def parse_field_value(kind: str, value, what: str) -> int:
-    """A field-variable bound as an int: addresses may be given as strings."""
-    if isinstance(value, bool):
-        raise SimError(f"{what}: expected a number, got {value!r}")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str):
-        try:
-            if kind == "ipv4":
-                return int(ipaddress.IPv4Address(value))
-            if kind == "ipv6":
-                return int(ipaddress.IPv6Address(value))
-            if kind == "mac" and _MAC.fullmatch(value):
-                return int(value.replace(":", ""), 16)
-            return int(value, 0)
-        except ValueError:
-            pass
-    raise SimError(f"{what}: {value!r} is not a valid {kind} value")

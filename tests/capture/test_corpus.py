@@ -4,7 +4,8 @@ pipelines or refused with one line naming the file — never a traceback.
 
 For every file scapy can read, the packets l3fwd-sim received are the records scapy
 reads: the same count and the same bytes (cut to the snaplen, as libpcap cuts them; for a
-converted link type, the packet after its link-layer header). Skipped without the corpus.
+converted link type, the packet after its link-layer header, whose size ``serial_links``
+models for PPP and Cisco HDLC). Skipped without the corpus.
 """
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ import pytest
 from scapy.utils import RawPcapNgReader, RawPcapReader
 
 from forwarding import CORPUS
+from serial_links import ETHERTYPE
+from serial_links import dissect as serial_dissect
 
 from l3fwd_sim import RunOptions, run
 from l3fwd_sim.errors import SimError
@@ -28,6 +31,15 @@ CAPTURES = sorted(p for p in CORPUS.iterdir() if p.suffix != ".md") if CORPUS.is
 pytestmark = pytest.mark.skipif(not CAPTURES, reason=f"no corpus at {CORPUS}")
 CONSOLE = Path(sys.executable).parent / "l3fwd-sim"
 LINK_HEADER = {1: 0, 101: 0, 228: 0, 229: 0, 113: 16, 276: 20, 0: 4, 108: 4}
+SERIAL = (9, 50, 104)                  # PPP, PPP in HDLC framing, Cisco HDLC: a header size per record
+
+
+def link_header(linktype: int, data: bytes) -> int | None:
+    """The link-layer header size of a record (None: too short to hold it)."""
+    if linktype in SERIAL:
+        parsed = serial_dissect(linktype, data)
+        return None if parsed is None else parsed[0]
+    return LINK_HEADER[linktype] if len(data) >= LINK_HEADER[linktype] else None
 
 
 def scapy_records(path: Path):
@@ -92,14 +104,16 @@ def test_capture_is_forwarded_or_refused_in_one_line(path, tmp_path):
     if theirs is None:
         return
     assert len(ours) == len(theirs), "packet count differs from scapy's"
-    header = LINK_HEADER[reader.linktype]
     for i, ((frame, wire), (data, their_wire)) in enumerate(zip(ours, theirs)):
+        header = link_header(reader.linktype, data)
         if reader.linktype == 1:
             assert frame == data[:len(frame)] and len(frame) in (len(data), reader.snaplen), f"record {i}"
             assert wire == their_wire, f"record {i}"
-        elif len(data) >= header:                        # converted: zero MACs, EtherType, the packet
+        elif header is not None:                         # converted: zero MACs, EtherType, the packet
             assert frame[:12] == bytes(12) and frame[14:] == data[header:header + len(frame) - 14], f"record {i}"
             assert wire == max(0, their_wire - header + 14), f"record {i}"
+            if reader.linktype in SERIAL:                # IP as tcpdump dissects it; anything else non-IP
+                assert frame[12:14] == ETHERTYPE[serial_dissect(reader.linktype, data)[1]], f"record {i}"
 
 
 def test_corpus_summary():
@@ -115,7 +129,7 @@ def test_corpus_summary():
     formats = {f for f, _ in forwarded.values()}
     linktypes = {lt for _, lt in forwarded.values()}
     assert {"pcap", "pcapng"} <= formats
-    assert {1, 113, 0, 101, 229} <= linktypes
+    assert {1, 113, 0, 101, 229, *SERIAL} <= linktypes
     assert len(forwarded) > len(refused)
     assert all("link type" in msg or "not a pcap" in msg or "time stamp" in msg for msg in refused.values()), \
         [m for m in refused.values() if "link type" not in m]

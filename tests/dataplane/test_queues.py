@@ -110,3 +110,17 @@ def test_several_lcores_match_the_oracle(tmp_path, pipeline, config, rx_burst):
     want, _ = l3fwd_oracle(inputs, portmask=0x7, pipeline=pipeline, rx_burst=rx_burst, config=tuples)
     for (port, queue), frames in want.items():
         assert read_pcap_frames(tmp_path / "out" / f"port{port}.q{queue}.pcap") == frames, (port, queue)
+
+
+def test_compare_and_run_read_a_several_lcore_output_directory(tmp_path, traffic):
+    """Its port<N>.q<K>.pcap files sit beside the merged port<N>.pcap: directories take
+    the whole-port files, so compare and a chained run work on it."""
+    config = "(0,0,0),(1,0,1),(2,0,0),(3,0,1)"
+    for name in ("a", "b"):
+        assert run_cli("run", traffic, "-o", tmp_path / name, "--config", config, "--quiet").exit_code == 0
+    assert any(".q" in p.name for p in (tmp_path / "a").iterdir())
+    same = run_cli("compare", tmp_path / "a", tmp_path / "b")
+    assert same.exit_code == 0, same.output
+    chained = run_cli("run", tmp_path / "a", "-o", tmp_path / "c", "--json")
+    assert chained.exit_code == 0, chained.output
+    assert json.loads(chained.output)["totals"]["rx"] == json.loads((tmp_path / "a" / "stats.json").read_text())["totals"]["tx"]

@@ -118,7 +118,7 @@ def test_a_failing_jobs_worker_ends_the_run_with_its_message(tmp_path, monkeypat
     inputs = {0: mixed_frames(2, 0, 300), 1: mixed_frames(2, 1, 300)}
     with pytest.raises(SimError, match="boom in a worker"):
         simulate(tmp_path, inputs, rx_burst=7, chunk_packets=40, jobs=3)
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == []
+    assert not (tmp_path / "out").exists()          # the run created it: nothing new is left
 
 
 @pytest.mark.parametrize("pipeline,lookup", [("multi", "lpm"), ("simple", "em"), ("multi", "fib")])

@@ -22,7 +22,8 @@ from scapy.layers.l2 import ARP, Dot1Q, Ether
 
 from l3fwd_sim import RunOptions, SimError, run
 from l3fwd_sim.traffic.field_engine import FieldVar
-from l3fwd_sim.traffic.generate import START_NS, GenerateOptions, generate, interleave
+from l3fwd_sim.traffic.generate import START_NS, GenerateOptions, generate
+from l3fwd_sim.traffic.interleave import stream_chunks
 
 ALL_PORTS = 0xFFFF
 
@@ -514,33 +515,34 @@ def test_stream_file_orders(tmp_path, order):
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.integers(0, 9), min_size=1, max_size=5), st.integers(1, 4))
-def test_round_robin_interleave_matches_loop(counts, group):
-    stream_of, index = interleave(counts, "round-robin", group)
+@given(st.lists(st.integers(0, 9), min_size=1, max_size=5).filter(any), st.integers(1, 4), st.integers(1, 40))
+def test_round_robin_interleave_matches_loop(counts, group, chunk):
+    pieces = list(stream_chunks(counts, "round-robin", group, chunk))
     left, want = list(counts), []
     while any(left):
         for s in range(len(counts)):
             take = min(group, left[s])
-            want += [(s, counts[s] - left[s] + k) for k in range(take)]
+            want += [s] * take
             left[s] -= take
-    assert list(zip(stream_of.tolist(), index.tolist())) == want
+    assert [s for piece in pieces for s in piece.tolist()] == want
+    assert all(1 <= len(piece) <= chunk for piece in pieces)
 
 
 # each case: file text, the line the error must name, a phrase it must contain
 BAD_FILES = [
     ("count = 3\n[[stream]]\ncount = \n", 3, "Invalid value"),
     ("seed = 1\nspeed = 3\n", 2, "unknown key 'speed'"),
-    ("rate = -5\n", 1, "rate must be a positive"),
+    ("rate = -5\n", 1, "rate -5 is not a packet rate"),
     ("order = \"zigzag\"\n[[stream]]\ncount = 1\nipv4 = {}\n", 1, "order 'zigzag'"),
     ("# nothing\n", None, "no [[stream]] tables"),
     ("[[stream]]\nname = \"s\"\nipv4 = {}\n", 1, "count is required"),
     ("[[stream]]\ncount = 1\nudp = {}\n", 1, "needs an ipv4 or ipv6"),
     ("[[stream]]\ncount = 1\nipv4 = { dst = \"300.1.1.1\" }\n", 3, "bad IPv4 address"),
-    ("[[stream]]\ncount = 1\n[stream.ipv4]\nsrc = \"198.18.0.1\"\nttl = 300\n", 5, "ipv4.ttl: bad value 300"),
+    ("[[stream]]\ncount = 1\n[stream.ipv4]\nsrc = \"198.18.0.1\"\nttl = 300\n", 5, "ipv4.ttl (8-bit field) 300 out of range 0..255"),
     ("[[stream]]\ncount = 1\nipv4 = {}\nudp = { sport = 9, foo = 1 }\n", 4, "unknown field 'foo'"),
     ("[[stream]]\ncount = 1\nipv4 = {}\nudp = { len = 9 }\n", 4, "udp.len is computed"),
     ("[[stream]]\ncount = 1\nsize = \"huge\"\nipv4 = {}\n", 3, "size must be"),
-    ("[[stream]]\ncount = 1\nsize = 20\nipv4 = {}\n", 3, "outside 64..9600"),
+    ("[[stream]]\ncount = 1\nsize = 20\nipv4 = {}\n", 3, "size 20 out of range 64..9600"),
     ("[[stream]]\ncount = 1\nports = [0, 40]\nipv4 = {}\n", 3, "ports must be port numbers"),
     ("[[stream]]\ncount = 1\npayload_hex = \"xyz\"\nipv4 = {}\n", 3, "payload_hex must be hex"),
     ("[[stream]]\ncount = 1\nipv4 = {}\nudp = {}\n[[stream.vary]]\nfield = \"ipv4.foo\"\nmin = 1\nmax = 2\n",
@@ -550,7 +552,7 @@ BAD_FILES = [
     ("[[stream]]\ncount = 1\nipv4 = {}\n[[stream.vary]]\nfield = \"ipv4.ttl\"\nmin = 9\nmax = 2\n",
      7, "min 9 is greater than max 2"),
     ("[[stream]]\ncount = 1\nipv4 = {}\n[[stream.vary]]\nfield = \"ipv4.ttl\"\nmin = 1\nmax = 256\n",
-     7, "outside the field"),
+     7, "max 256 out of range 0..255"),
     ("[[stream]]\ncount = 1\nipv4 = {}\n[[stream.vary]]\nfield = \"ipv4.ttl\"\nop = \"jump\"\nmin = 1\nmax = 2\n",
      6, "op 'jump'"),
     ("[[stream]]\ncount = 1\nipv4 = {}\n[[stream.vary]]\nfield = \"ipv4.ttl\"\nmax = 2\n", 4, "min is required"),
@@ -618,13 +620,13 @@ def test_no_route_to_port(tmp_path):
 # --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("options,phrase", [
     (dict(pattern="IPV4-CONT"), "unknown pattern 'IPV4-CONT'"),
-    (dict(pattern="IPV4-0STREAMSX8"), "unknown pattern"),
-    (dict(pattern="random", size="63"), "outside 64..9600"),
+    (dict(pattern="IPV4-0STREAMSX8"), "K '0' out of range 1..32"),
+    (dict(pattern="random", size="63"), "size '63' out of range 64..9600"),
     (dict(pattern="random", size="1518-64"), "runs backwards"),
     (dict(pattern="random", ports=0), "--ports 0"),
     (dict(pattern="random", rate=0), "--rate 0"),
     (dict(pattern="IPV4-CONT-BURST", port_map="0:1,x"), "--map"),
-    (dict(pattern="IPV4-CONT-BURST", port_map="7:1"), "input port 7"),
+    (dict(pattern="IPV4-CONT-BURST", port_map="7:1"), "input port '7' out of range 0..3"),
     (dict(pattern="IPV4-CONT-BURST", proto="sctp"), "--proto sctp"),
 ])
 def test_bad_options(tmp_path, options, phrase):
@@ -632,10 +634,13 @@ def test_bad_options(tmp_path, options, phrase):
         generate(GenerateOptions(outdir=tmp_path / "g", **options))
 
 
-def test_refuses_stale_port_files(tmp_path):
+def test_a_new_set_replaces_the_stale_port_files(tmp_path):
+    """4 ports, then 2 into the same directory: port2/3.pcap of the first would be read as
+    inputs by a later run, so they go with the old set; the user's files stay."""
     gen(tmp_path, "IPV4-CONT-BURST", count=2, ports=4)
-    with pytest.raises(SimError, match="already holds port2.pcap, port3.pcap"):
-        gen(tmp_path, "IPV4-CONT-BURST", count=2, ports=2)
+    (tmp_path / "gen" / "notes.txt").write_text("mine")
+    gen(tmp_path, "IPV4-CONT-BURST", count=2, ports=2)
+    assert sorted(p.name for p in (tmp_path / "gen").iterdir()) == ["notes.txt", "port0.pcap", "port1.pcap"]
 
 
 def test_cli_generate_then_run(tmp_path, cli):

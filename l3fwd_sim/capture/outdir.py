@@ -1,0 +1,129 @@
+"""A run's output directory, all or nothing.
+
+Every output of a run (``port<N>.pcap``, per-queue files, ``stats.json``, the trace) is
+written into a hidden staging directory inside the output directory, on the same file
+system. Only when the whole set is complete is it put in place: every target is checked
+first, then the previous outputs are moved aside, the new ones renamed in, and our own
+stale outputs of an earlier run (``port7.pcap`` of a wider portmask, an old trace) go
+with the old set. If anything fails — a full disk, a signal, a target that is a
+directory — the directory is left holding exactly what it held before, and a directory
+the run created is removed again. Files whose names are not ours are never touched.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from ..errors import SimError
+from .atomic import naming
+
+# what a run, testpmd or generate writes: a later run's set replaces all of these
+OWN_NAME = re.compile(r"port\d+(?:\.q\d+)?\.pcap(?:ng)?|stats\.json|trace\.jsonl")
+
+
+class OutputDir:
+    """``with OutputDir(outdir, inputs) as out:`` write into ``out.stage``, then call
+    ``out.publish()``. Leaving the block by an exception discards the staged files, and
+    a message naming a staged file names the output instead."""
+
+    def __init__(self, outdir: str | os.PathLike, inputs=()):
+        self.path = Path(outdir)
+        self._created = _make_directory(self.path)
+        try:
+            _refuse_inputs(self.path, inputs)
+            with naming(self.path, "cannot write into the output directory"):
+                self.stage = Path(tempfile.mkdtemp(prefix=".l3fwd-sim.", suffix=".stage", dir=self.path))
+        except BaseException:
+            self._remove_created()
+            raise
+
+    def __enter__(self) -> "OutputDir":
+        return self
+
+    def __exit__(self, kind, err, tb) -> None:
+        if err is None:
+            return
+        self.discard()
+        if isinstance(err, SimError) and str(self.stage) in str(err):
+            raise SimError(str(err).replace(str(self.stage), str(self.path))) from None
+
+    def publish(self) -> None:
+        """Put the staged set in place of the previous outputs (see the module's doc)."""
+        try:
+            self._swap()
+        finally:
+            shutil.rmtree(self.stage, ignore_errors=True)
+
+    def _swap(self) -> None:
+        new = sorted(p.name for p in self.stage.iterdir() if not p.name.startswith("."))
+        stale = sorted(p.name for p in self.path.iterdir() if OWN_NAME.fullmatch(p.name) and p.name not in new)
+        for name in new + stale:
+            target = self.path / name
+            if target.is_dir() and not target.is_symlink():
+                raise SimError(f"{target}: is a directory, so the outputs cannot replace it; nothing was changed")
+        replaced = self.stage / ".replaced"
+        replaced.mkdir()
+        moved, placed, name = [], [], ""
+        try:
+            for name in new + stale:
+                if os.path.lexists(self.path / name):
+                    os.rename(self.path / name, replaced / name)
+                    moved.append(name)
+            for name in new:
+                os.rename(self.stage / name, self.path / name)
+                placed.append(name)
+        except BaseException as err:
+            _undo([(self.path / n, self.stage / n) for n in placed] + [(replaced / n, self.path / n) for n in moved])
+            if isinstance(err, OSError):
+                raise SimError(f"{self.path / name}: cannot put the output in place: {err.strerror}; "
+                               "nothing was changed") from None
+            raise
+
+    def discard(self) -> None:
+        shutil.rmtree(self.stage, ignore_errors=True)
+        self._remove_created()
+
+    def _remove_created(self) -> None:
+        for directory in self._created:            # deepest first; only if still empty
+            try:
+                directory.rmdir()
+            except OSError:
+                break
+
+
+def _make_directory(path: Path) -> list[Path]:
+    """Create ``path`` and missing parents; the ones created, deepest first."""
+    if path.is_file():
+        raise SimError(f"{path}: is a file, not a directory; give a directory for the outputs")
+    if path.exists() and not path.is_dir():
+        raise SimError(f"{path}: is not a directory; give a directory for the outputs")
+    if path.is_symlink() and not path.exists():
+        raise SimError(f"{path}: is a symbolic link to nothing; give a directory for the outputs")
+    missing = [p for p in [path, *path.parents] if not p.exists()]
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise SimError(f"{path}: cannot create output directory: {err.strerror}") from None
+    return missing
+
+
+def _refuse_inputs(outdir: Path, inputs) -> None:
+    """An input named like an output in the output directory would be replaced or removed
+    as a stale output: refuse it before anything is written."""
+    ours = {p.resolve() for p in outdir.iterdir() if OWN_NAME.fullmatch(p.name)}
+    for path in inputs:
+        if Path(path).resolve() in ours:
+            raise SimError(f"{path}: an input in the output directory, which the outputs would overwrite or "
+                           "remove; choose another -o")
+
+
+def _undo(renames: list[tuple[Path, Path]]) -> None:
+    """Rename back what was renamed, ignoring what cannot be (best effort after a failure)."""
+    for source, target in renames:
+        try:
+            os.rename(source, target)
+        except OSError:
+            pass

@@ -1,0 +1,149 @@
+"""pcapng output (draft-ietf-opsawg-pcapng, "PCAP Now Generic"), beside the classic
+:class:`~l3fwd_sim.capture.pcap.PcapWriter` and with its interface.
+
+A file is little-endian and holds one section of one interface:
+
+* a Section Header Block (§4.1): byte-order magic, version 1.0, section length -1
+  (unknown), no options;
+* one Interface Description Block (§4.2): ``LINKTYPE_ETHERNET``, the classic writer's
+  snaplen, ``if_name`` the port ("port0"), ``if_tsresol`` 9 (ns) or 6 (µs) — written
+  even for µs, pcapng's default, so that every reader sees the resolution;
+* an Enhanced Packet Block per packet (§4.3): interface 0, the 64-bit time stamp in
+  ticks of that resolution (high word first), captured and original length, the frame
+  padded to 32 bits, no options.
+
+The 64-bit time stamp is what a classic pcap lacks: seconds past 2106-02-07 are kept.
+"""
+from __future__ import annotations
+
+import os
+import struct
+
+import numpy as np
+
+from . import kernels
+from .linktypes import ETHERNET as LINKTYPE_ETHERNET
+from .pcap import CaptureWriter, paused_gc
+from .records import HEAD_BYTES, MAX_CAPLEN
+
+SHB, IDB, EPB = 0x0A0D0D0A, 1, 6
+BYTE_ORDER_MAGIC = 0x1A2B3C4D
+_OPT_END, _IF_NAME, _IF_TSRESOL = 0, 2, 9
+EPB_FIXED = 32                # an EPB without data: type, length, interface, ts high, ts low, two lengths, trailer
+_HEAD_END = 28 + HEAD_BYTES   # in a block row: the fields, then the frame's head; a long frame's tail follows
+_ROW = _HEAD_END + 8          # ... and room for a long frame's padding and trailing length after the head
+
+
+def _option(code: int, value: bytes) -> bytes:
+    return struct.pack("<HH", code, len(value)) + value + bytes(-len(value) % 4)
+
+
+def _block(btype: int, body: bytes) -> bytes:
+    length = 12 + len(body)
+    return struct.pack("<II", btype, length) + body + struct.pack("<I", length)
+
+
+def file_header(interface: str, nanosecond: bool) -> bytes:
+    """The Section Header Block and the Interface Description Block of an output."""
+    shb = _block(SHB, struct.pack("<IHHq", BYTE_ORDER_MAGIC, 1, 0, -1))
+    options = (_option(_IF_NAME, interface.encode()) + _option(_IF_TSRESOL, bytes([9 if nanosecond else 6]))
+               + _option(_OPT_END, b""))
+    return shb + _block(IDB, struct.pack("<HHI", LINKTYPE_ETHERNET, 0, MAX_CAPLEN) + options)
+
+
+def _padded(caplen: np.ndarray) -> np.ndarray:
+    return (caplen + 3) & ~3
+
+
+class PcapngWriter(CaptureWriter):
+    """Writes one pcapng file (Ethernet, interface ``interface``) atomically."""
+
+    def __init__(self, path: str | os.PathLike, nanosecond: bool = False, interface: str = "port0"):
+        super().__init__(path, file_header(interface, nanosecond))
+        self._units = 10**9 if nanosecond else 10**6
+
+    @staticmethod
+    def record_bytes(caplen: np.ndarray) -> int:
+        """Bytes that the blocks of packets of these captured lengths take in the file."""
+        return EPB_FIXED * len(caplen) + int(_padded(caplen).sum())
+
+    def write(self, heads: np.ndarray, caplen: np.ndarray, wirelen: np.ndarray,
+              ts_ns: np.ndarray, tails: list | None = None) -> None:
+        """Append packets, as :meth:`PcapWriter.write <l3fwd_sim.capture.pcap.PcapWriter.write>`."""
+        if len(caplen):
+            self._write_blocks(heads, caplen, wirelen, ts_ns // (10**9 // self._units), tails, None)
+
+    def write_rows(self, rows: np.ndarray, caplen: np.ndarray, at: int | None = None,
+                   seconds_high: np.ndarray | None = None, tails: list | None = None) -> None:
+        """Append packets given as pcap rows (``records.record_headers``: the record
+        header, fraction in this file's resolution, then the frame's head), or write them
+        at file offset ``at``. ``seconds_high``: per row the seconds above the header's
+        32 bits (``RecordBatch.seconds_high``); ``tails``: the bytes past HEAD_BYTES of
+        each longer frame, in row order."""
+        if not len(rows):
+            return
+        header = rows[:, :16].view("<u4")
+        seconds = header[:, 0].astype(np.uint64)
+        if seconds_high is not None:
+            seconds += seconds_high.astype(np.uint64) << np.uint64(32)
+        ticks = seconds * np.uint64(self._units) + header[:, 1]
+        self._write_blocks(rows[:, 16:], caplen, header[:, 3], ticks, tails, at)
+
+    def _write_blocks(self, heads, caplen, wirelen, ticks, tails, at) -> None:
+        """One Enhanced Packet Block per packet, laid out as rows: the fields, the head,
+        padding, the trailing length — a short frame's block is its row cut to the block
+        length; a long frame's is its row's first _HEAD_END bytes, the tail, then its
+        padding and trailing length kept after the head."""
+        caplen = np.asarray(caplen, np.int64)
+        n, first = len(caplen), int(caplen[0])
+        padded = _padded(caplen)
+        length = EPB_FIXED + padded
+        fixed = first <= HEAD_BYTES and bool((caplen == first).all())
+        width = int(length[0]) if fixed else _ROW
+        out = np.empty((n, width), np.uint8)
+        fields = out[:, :28].view("<u4")
+        fields[:, 0], fields[:, 1], fields[:, 2] = EPB, length, 0
+        fields[:, 3], fields[:, 4] = ticks >> 32, ticks & 0xFFFFFFFF
+        fields[:, 5], fields[:, 6] = caplen, wirelen
+        if fixed:
+            out[:, 28:28 + first] = heads[:, :first]
+            out[:, 28 + first:width - 4] = 0
+            out[:, width - 4:].view("<u4")[:, 0] = length
+        else:
+            head = min(heads.shape[1], HEAD_BYTES)
+            out[:, 28:28 + head] = heads[:, :head]
+            _pad_and_trail(out, 28 + np.minimum(caplen, HEAD_BYTES), padded - caplen, length)
+        if fixed or caplen.max() <= HEAD_BYTES:
+            self.write_parts([out if fixed else kernels.pack_rows(out, length)], n, at)
+            return
+        with paused_gc():
+            self.write_parts(_block_parts(out, caplen, length, iter(tails)), n, at)
+
+
+def _pad_and_trail(out: np.ndarray, at: np.ndarray, pad: np.ndarray, length: np.ndarray) -> None:
+    """Row ``r`` of ``out`` gets ``pad[r]`` zero bytes at ``at[r]``, then the trailing
+    block length."""
+    rows = np.arange(len(out))
+    for k in range(3):
+        some = pad > k
+        out[rows[some], at[some] + k] = 0
+    trailer = length.astype("<u4").view(np.uint8).reshape(-1, 4)
+    for k in range(4):
+        out[rows, at + pad + k] = trailer[:, k]
+
+
+def _block_parts(out: np.ndarray, caplen: np.ndarray, length: np.ndarray, tails) -> list[memoryview]:
+    """Each block as byte ranges: a short frame's row cut to its length; a long frame's
+    row head, its tail (the next of ``tails``), then its padding and trailing length."""
+    flat = memoryview(out.reshape(-1))
+    width = out.shape[1]
+    parts = []
+    for row, (cap, size) in enumerate(zip(caplen.tolist(), length.tolist())):
+        start = row * width
+        if cap > HEAD_BYTES:
+            parts.append(flat[start:start + _HEAD_END])
+            parts.append(next(tails))
+            parts.append(flat[start + _HEAD_END:start + size - cap + HEAD_BYTES])
+        else:
+            parts.append(flat[start:start + size])
+    return parts

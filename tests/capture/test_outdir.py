@@ -1,0 +1,132 @@
+"""l3fwd_sim.capture.outdir: a run's outputs are put in place as a set, or not at all.
+
+The oracle is the directory's contents (names, kinds, bytes) before and after: a
+publish that fails at any point — each rename in turn made to fail — must leave exactly
+what was there; one that succeeds leaves the new set, other people's files and nothing
+stale of ours."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from l3fwd_sim.capture import outdir as outdir_module
+from l3fwd_sim.capture.outdir import OWN_NAME, OutputDir
+from l3fwd_sim.errors import SimError
+
+OURS = ["port0.pcap", "port1.pcap", "port7.pcap", "port2.q1.pcap", "port3.pcapng", "stats.json", "trace.jsonl"]
+THEIRS = ["notes.txt", "port0.pcap.bak", "portx.pcap", "stats.json~", "run.log"]
+
+
+def snapshot(directory: Path) -> dict:
+    """Every entry: bytes of a file, "dir" for a directory (hidden ones included)."""
+    return {p.name: ("dir" if p.is_dir() else p.read_bytes()) for p in directory.iterdir()}
+
+
+def test_own_names_are_exactly_what_runs_write():
+    assert all(OWN_NAME.fullmatch(name) for name in OURS)
+    assert not any(OWN_NAME.fullmatch(name) for name in THEIRS)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(old=st.sets(st.sampled_from(OURS)), new=st.sets(st.sampled_from(OURS), min_size=1),
+       theirs=st.sets(st.sampled_from(THEIRS)), fail_at=st.integers(0, 30) | st.none())
+def test_publish_is_all_or_nothing(tmp_path_factory, old, new, theirs, fail_at):
+    """Old outputs, other files, a new set; the k-th rename fails (or none does)."""
+    out = tmp_path_factory.mktemp("out")
+    for name in old | theirs:
+        (out / name).write_bytes(f"old {name}".encode())
+    before = snapshot(out)
+    calls = {"n": 0}
+    real_rename = os.rename
+
+    def rename(source, target):
+        calls["n"] += 1
+        if calls["n"] - 1 == fail_at:
+            raise OSError(28, "No space left on device")
+        real_rename(source, target)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(outdir_module.os, "rename", rename)
+        staged = OutputDir(out)
+        for name in new:
+            (staged.stage / name).write_bytes(f"new {name}".encode())
+        renames = len(old) + len(new)                 # every old output moved aside, new ones moved in
+        if fail_at is not None and fail_at < renames:
+            with pytest.raises(SimError, match="nothing was changed"):
+                staged.publish()
+            assert snapshot(out) == before
+            return
+        staged.publish()
+    after = snapshot(out)
+    assert after == {**{n: f"new {n}".encode() for n in new}, **{n: f"old {n}".encode() for n in theirs}}
+
+
+def test_a_directory_in_the_way_changes_nothing(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "port0.pcap").write_bytes(b"old")
+    (out / "port1.pcap").mkdir()
+    before = snapshot(out)
+    staged = OutputDir(out)
+    for name in ("port0.pcap", "port1.pcap", "stats.json"):
+        (staged.stage / name).write_bytes(b"new")
+    with pytest.raises(SimError, match=r"port1\.pcap: is a directory"):
+        staged.publish()
+    assert snapshot(out) == before
+
+
+def test_failure_inside_the_block_discards_and_names_the_output(tmp_path):
+    """A message about a staged file names the output; the staging directory and a
+    directory the run created are gone."""
+    out = tmp_path / "new" / "out"
+    with pytest.raises(SimError) as err:
+        with OutputDir(out) as staged:
+            raise SimError(f"{staged.stage / 'port0.pcap'}: cannot write: No space left on device")
+    assert str(err.value) == f"{out / 'port0.pcap'}: cannot write: No space left on device"
+    assert not (tmp_path / "new").exists()
+
+
+def test_an_existing_directory_is_kept_with_what_it_held(tmp_path):
+    (tmp_path / "keep.txt").write_text("x")
+    with pytest.raises(KeyboardInterrupt):
+        with OutputDir(tmp_path):
+            raise KeyboardInterrupt
+    assert snapshot(tmp_path) == {"keep.txt": b"x"}
+
+
+def test_output_directory_errors(tmp_path, monkeypatch):
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(SimError, match="afile: is a file, not a directory"):
+        OutputDir(tmp_path / "afile")
+    with pytest.raises(SimError, match="cannot create output directory: Not a directory"):
+        OutputDir(tmp_path / "afile" / "sub")
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(outdir_module.tempfile, "mkdtemp", refuse)
+    with pytest.raises(SimError) as err:
+        OutputDir(tmp_path / "ro")
+    assert str(err.value) == f"{tmp_path / 'ro'}: cannot write into the output directory: Permission denied"
+    assert not (tmp_path / "ro").exists()
+
+
+def test_inputs_named_like_outputs_in_the_output_directory_are_refused(tmp_path):
+    (tmp_path / "port2.pcap").write_bytes(b"input")
+    (tmp_path / "mine.pcap").write_bytes(b"input")
+    OutputDir(tmp_path, [tmp_path / "mine.pcap"]).discard()          # not named like an output: fine
+    with pytest.raises(SimError, match="port2.pcap: an input in the output directory"):
+        OutputDir(tmp_path, [tmp_path / "port2.pcap"])
+    assert snapshot(tmp_path) == {"port2.pcap": b"input", "mine.pcap": b"input"}
+
+
+def test_odd_output_paths(tmp_path):
+    (tmp_path / "dangling").symlink_to(tmp_path / "missing")
+    with pytest.raises(SimError, match="dangling: is a symbolic link to nothing"):
+        OutputDir(tmp_path / "dangling")
+    with pytest.raises(SimError, match="/dev/null: is not a directory"):
+        OutputDir("/dev/null")
+    assert not (tmp_path / "missing").exists()
