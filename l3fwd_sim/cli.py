@@ -272,14 +272,17 @@ def _trace_count(text: str | None) -> int | str | None:
 @click.option("--reta-size", type=int, default=128, show_default=True, help="RSS redirection table entries.")
 @click.option("--jobs", type=int, default=1, show_default=True,
               help="Processes for one run (output identical to --jobs 1).")
+@click.option("--cluster", metavar="ADDRESS|local:N",
+              help="Run the chunks as Dask tasks: on the scheduler at ADDRESS (tcp://host:8786), or on a "
+                   "LocalCluster of N worker processes (needs the [cluster] extra; output identical).")
 @click.option("--trace", metavar="N|all", help="Write OUTDIR/trace.jsonl: what happened to each of the first N "
               "received packets (per lcore), or to every packet.")
 @_output_format_option(_INPUTS_AUTO)
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stats as JSON on stdout.")
 def run_command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipeline, rule_ipv4, rule_ipv6,
-                eth_dest, port_mac, rx_burst, tx_burst, max_pkt_len, alg, config, rss_key, reta_size, jobs, trace,
-                output_format, quiet, as_json):
+                eth_dest, port_mac, rx_burst, tx_burst, max_pkt_len, alg, config, rss_key, reta_size, jobs, cluster,
+                trace, output_format, quiet, as_json):
     """Forward INPUT pcaps (a directory of port<N>.pcap, or N=FILE) as dpdk-l3fwd would."""
     lookup = _lookup_method(lookup, lpm_flag, em_flag)
     rx_queues = find_rx_queues(list(inputs))
@@ -303,9 +306,11 @@ def run_command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipel
         max_pkt_len=max_pkt_len,
         alg=alg,
         jobs=jobs,
+        cluster=cluster,
         trace=_trace_count(trace),
         output_format=output_format,
         progress=_progress_printer(quiet or as_json),
+        announce=None if quiet or as_json else lambda text: click.echo(f"l3fwd-sim: {text}", err=True),
     )
     stats = run(options)
     _print_stats(stats, quiet, as_json)

@@ -28,9 +28,10 @@ class OpenCaptures:
     """The inputs of a run, each opened once up front — so that a bad one fails the run
     before any output exists — and handed to the first reader that asks for it. A pipe,
     FIFO or ``/dev/stdin`` can be read only once, so one that is given twice is refused,
-    and so is one when every ``--jobs`` process must open the inputs again (``reopen``)."""
+    and so is one when every process must open the inputs again (``reopen``: the option
+    that makes them, ``--jobs N`` or ``--cluster``)."""
 
-    def __init__(self, paths, reopen: bool = False):
+    def __init__(self, paths, reopen: str | None = None):
         self._open: dict[tuple[int, int], PcapReader] = {}
         try:
             for path in map(Path, paths):
@@ -40,8 +41,8 @@ class OpenCaptures:
                         raise SimError(f"{path}: a pipe can be read only once, and it is given as more than one input")
                     continue
                 if reopen and not regular:
-                    raise SimError(f"{path}: not a regular file (a pipe?); with --jobs N every process opens the "
-                                   "inputs again: use --jobs 1")
+                    raise SimError(f"{path}: not a regular file (a pipe?); with {reopen} every process opens the "
+                                   "inputs again: read it in one process")
                 self._open[key] = open_offline(path)
         except BaseException:
             self.close()

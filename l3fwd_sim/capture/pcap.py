@@ -127,6 +127,23 @@ class PcapReader:
     def close(self) -> None:
         self._source.close()
 
+    @property
+    def seekable(self) -> bool:
+        """Records can be found again by file offset: an uncompressed classic pcap file."""
+        return self.file_format == "pcap" and not self.gzip and self._source.raw.seekable()
+
+    @property
+    def position(self) -> int:
+        """The file offset of the next record (after a ``read``)."""
+        return self._file_pos
+
+    def seek_record(self, offset: int, number: int) -> None:
+        """Go on from the record at file ``offset`` — a ``position`` seen before, in this
+        or another process — as record ``number``, without reading the ones before it."""
+        self._file.seek(offset)
+        self._start = self._end = 0
+        self._file_pos, self.records_read, self._eof = offset, number, False
+
     def cut_short(self) -> str | None:
         """A one-line warning if the file ends inside a record, else ``None``."""
         if self.truncated_at is None:
@@ -357,6 +374,16 @@ class CaptureWriter:
             with naming(self.path):
                 _write_at(self._file.fileno(), parts, at)
         self.packets += packets
+
+    def append_file(self, path: Path, skip: int) -> None:
+        """Append the bytes of the file ``path`` past its first ``skip`` (another
+        writer's records behind its own file header: a ``--cluster`` chunk's), copied
+        by the kernel."""
+        self._file.flush()
+        with open(path, "rb") as source, naming(self.path):
+            offset, size = skip, os.fstat(source.fileno()).st_size
+            while offset < size:
+                offset += os.sendfile(self._file.fileno(), source.fileno(), offset, size - offset)
 
     def flush(self) -> None:
         """Hand everything written so far to the file (a ``--jobs`` process, before

@@ -10,13 +10,14 @@ from __future__ import annotations
 import shutil
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
 from ..dataplane.inputs import PortInputs
+from ..dataplane.cluster import run_cluster
 from ..dataplane.jobs import in_processes, run_jobs
 from ..dataplane.lcore import Lcore, forward_all
 from ..capture.offline import OpenCaptures
@@ -71,8 +72,10 @@ class RunOptions(PortInputs):
     tx_burst: int = 32
     chunk_packets: int = 65536           # super-burst size: a speed knob, never changes output
     jobs: int = 1                        # processes: a speed knob, never changes output
+    cluster: str | None = None           # Dask scheduler address or local:N (cluster.py): never changes output
     trace: int | str | None = None       # trace the first N packets (per lcore), "all", or None: OUTDIR/trace.jsonl
     progress: Callable[[int, int], None] | None = None   # called with (bytes read, total bytes)
+    announce: Callable[[str], None] | None = None        # one-line notices while running (the Dask dashboard)
     output_format: str = "auto"          # pcap, pcapng, or auto: pcapng when every input is pcapng
 
 
@@ -93,6 +96,12 @@ def _validate(opt: RunOptions) -> tuple[int, dict[int, Path], list[str]]:
         opt.alg = None                     # as l3fwd: an unknown name means the default method
     if not 1 <= opt.jobs <= 64:
         raise SimError(f"--jobs {opt.jobs}: must be in 1..64")
+    if opt.cluster is not None:
+        if opt.jobs > 1:
+            raise SimError("--jobs and --cluster: give one (--jobs for this machine, --cluster for Dask)")
+        if opt.trace is not None or opt.config or opt.queue_inputs:
+            raise SimError("--cluster forwards one lcore's queues for now: without --trace, --config or "
+                           "per-queue inputs")
     if opt.trace is not None and opt.trace != "all" and not (isinstance(opt.trace, int) and opt.trace >= 0):
         raise SimError(f"--trace {opt.trace}: give a number of packets (0 or more) or 'all'")
     for name in ("rx_burst", "tx_burst"):
@@ -113,6 +122,27 @@ def _validate(opt: RunOptions) -> tuple[int, dict[int, Path], list[str]]:
 def pipeline(name: str):
     """The ``forward(batch, setup, timer)`` function of pipeline ``name``."""
     return PIPELINES[name]
+
+
+class _Forward:
+    """``forward(batch, timer[, decisions])`` of a run: its pipeline with its tables.
+    Pickled (a ``--cluster`` task) as what builds the tables, not as the tables: those
+    are hundreds of MB (DIR-24-8's tbl24 alone is 2^24 entries), building them takes
+    milliseconds."""
+
+    def __init__(self, opt: RunOptions, portmask: int, setup: Forwarding | None = None):
+        self._opt, self._portmask = opt, portmask
+        if setup is None:
+            ports = PortConfig(portmask, opt.eth_dest, opt.port_mac)
+            setup = Forwarding(ports, opt.lookup, load_routes(opt.lookup, ports, opt.rule_ipv4, opt.rule_ipv6,
+                                                              opt.ipv6, []))
+        self._setup, self._forward = setup, pipeline(opt.pipeline)
+
+    def __call__(self, batch, timer, *trace):
+        return self._forward(batch, self._setup, timer, *trace)
+
+    def __reduce__(self):
+        return _Forward, (replace(self._opt, progress=None, announce=None), self._portmask)
 
 
 def _account(lookup: str, pipeline_name: str):
@@ -151,8 +181,7 @@ def _run_lcores(opt: RunOptions, outdir: Path, started: float, portmask: int, lc
     tables_started = time.perf_counter()
     routes = load_routes(opt.lookup, ports, opt.rule_ipv4, opt.rule_ipv6, opt.ipv6, stats.warnings)
     stats.add_setup_time("tables", time.perf_counter() - tables_started)
-    setup = Forwarding(ports, opt.lookup, routes)
-    forward = pipeline(opt.pipeline)
+    forward = _Forward(opt, portmask, Forwarding(ports, opt.lookup, routes))
     nanosecond = captures.nanosecond
     fmt = output_format(opt.output_format, captures.file_formats)     # a format's name is its files' suffix
     several = len(lcores.ids) > 1
@@ -168,12 +197,15 @@ def _run_lcores(opt: RunOptions, outdir: Path, started: float, portmask: int, lc
         queues = [(q.port, sources[q.port, q.queue]) for q in polled[lcore_id]]
         name = f"port{{port}}.q{lcores.tx_queue(lcore_id)}.{fmt}" if several else f"port{{port}}.{fmt}"
         tracing = trace_lines and Tracing(limit, lcore_id, [q.queue for q in polled[lcore_id]], trace_lines, spool)
-        lcore = Lcore(queues, opt.rx_burst, lambda batch, timer, *trace: forward(batch, setup, timer, *trace),
+        lcore = Lcore(queues, opt.rx_burst, forward,
                       tx_ports, nanosecond, _account(opt.lookup, opt.pipeline), opt.chunk_packets,
                       None if several else opt.progress, name, tracing, captures, fmt)
         lcore_stats = RunStats(sorted({port for port, _ in queues}), tx_ports, DROP_REASONS)
         tx_model = TxModel(tx_ports, opt.rx_burst, opt.tx_burst)
-        if jobs > 1 and queues:
+        if opt.cluster is not None and queues:
+            run_cluster(lcore, opt.cluster, outdir, lcore_stats, tx_model, opt.progress, opt.announce)
+            spools = []
+        elif jobs > 1 and queues:
             spools = run_jobs(lcore, jobs, outdir, lcore_stats, tx_model)
         else:
             spools = forward_all(lcore, outdir, lcore_stats, tx_model)
@@ -265,7 +297,8 @@ def _rx_sources(lcores: Lcores, inputs: dict[int, Path], queue_inputs: dict[tupl
             notes.append(f"{path}: RX queue {queue} of port {port} is not in --config, so nothing is received from it")
         else:
             own[port, queue] = path
-    captures = OpenCaptures([*whole.values(), *own.values()], reopen=opt.jobs > 1)
+    reopen = "--cluster" if opt.cluster is not None else "--jobs N" if opt.jobs > 1 else None
+    captures = OpenCaptures([*whole.values(), *own.values()], reopen)
     sources: dict[tuple[int, int], Path] = {}
     labels: dict[tuple[int, int], str] = {}          # what stats.json says each queue reads
     rx_indices: dict[tuple[int, int], np.ndarray] = {}   # RSS shares: their records' numbers in the capture

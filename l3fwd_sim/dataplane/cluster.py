@@ -1,0 +1,166 @@
+"""``--cluster``: one run's chunks as Dask tasks, output byte-identical to ``--jobs 1``.
+
+The split is ``--jobs``' (``jobs.py``): the polling rounds cut into chunks of equal
+length, each one super-burst, forwarded independently. Here each chunk is a task:
+
+1. an index task per input walks it once and notes the file offset of every chunk's
+   first record, so that a chunk task seeks there instead of reading what comes before
+   (uncompressed classic pcap; pcapng and gzip inputs are read from their start);
+2. a chunk task forwards its rounds with the ordinary single-process loop into port
+   files of its own, under the run's staging directory (a path every worker reaches),
+   and returns its counters and its TX calls;
+3. the client concatenates each port's chunk files in chunk order behind one file
+   header, replays the TX calls in chunk order into the one TX model and adds the
+   counters up — as ``--jobs`` does — and the output set is put in place as usual.
+
+Dask retries a task whose worker died; a chunk task writes its files atomically, so a
+retried chunk leaves exactly one set. The cluster is the one at ``tcp://host:port``, or
+``local:N`` (a LocalCluster of N worker processes here).
+"""
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ..capture.offline import open_offline
+from ..capture.writers import PortOutputs
+from ..errors import SimError
+from .lcore import Lcore, main_loop, open_readers, report_cut_short
+from .polling import poll
+from .stats import RunStats
+from .tx import TxLog, TxModel
+
+EXTRA = "pip install 'l3fwd-sim[cluster]'"
+
+
+@dataclass
+class CaptureIndex:
+    """What a chunk task needs to find its records in one input."""
+    records: int                 # records in the capture
+    starts: list[int] | None     # file offset of record k × chunk_records, k >= 1 (None: not seekable)
+
+
+def index_capture(path: Path, chunk_records: int) -> CaptureIndex:
+    """Walk a capture once (a task of its own): its record count and each chunk's start."""
+    reader = open_offline(path)
+    try:
+        starts = [] if reader.seekable else None
+        while len(batch := reader.read(chunk_records - reader.records_read % chunk_records)):
+            if starts is not None and reader.records_read % chunk_records == 0:
+                starts.append(reader.position)
+        return CaptureIndex(reader.records_read, starts)
+    finally:
+        reader.close()
+
+
+def forward_chunk(lcore: Lcore, chunk: int, rounds: int, indexes: list[CaptureIndex], stage: Path,
+                  stats: RunStats) -> tuple[int, RunStats, TxLog]:
+    """Forward polling rounds ``chunk × rounds`` .. ``+ rounds`` into ``stage/.chunks/<chunk>``."""
+    directory = stage / ".chunks" / f"{chunk:09d}"
+    directory.mkdir(parents=True, exist_ok=True)
+    first = chunk * rounds * lcore.rx_burst            # each queue's first record of the chunk
+    stats, log = stats.empty_like(), TxLog()
+    outputs = PortOutputs(directory, lcore.tx_ports, lcore.nanosecond, lcore.output_name, lcore.output_format)
+    try:
+        with open_readers(lcore.inputs) as readers:
+            for (_, reader), index in zip(readers, indexes):
+                _start_at(reader, index, first, rounds * lcore.rx_burst)
+            main_loop(lcore, poll(readers, lcore.rx_burst, lcore.chunk_packets, (0, rounds)), outputs, stats, log)
+            if (chunk + 1) * rounds * lcore.rx_burst >= max(index.records for index in indexes):
+                report_cut_short(readers, stats)        # the last chunk read every input to its end
+        outputs.commit()
+    except BaseException:
+        outputs.abort()
+        raise
+    return chunk, stats, log
+
+
+def _start_at(reader, index: CaptureIndex, first: int, chunk_records: int) -> None:
+    """Put ``reader`` at record ``first``: by seeking where the index says, else by reading."""
+    if first == 0:
+        return
+    if index.starts is not None and first <= index.records:
+        k = first // chunk_records - 1
+        if k < len(index.starts):
+            reader.seek_record(index.starts[k], first)
+            return
+    while reader.records_read < first and len(reader.read(min(first - reader.records_read, 65536))):
+        pass
+
+
+def connect(address: str):
+    """A Dask client of the scheduler at ``address``, or of a LocalCluster (``local:N``)."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise SimError(f"--cluster needs Dask: {EXTRA}") from None
+    if address.startswith("local:"):
+        workers = address.removeprefix("local:")
+        if not (workers.isdigit() and 1 <= int(workers) <= 64):
+            raise SimError(f"--cluster {address}: local:N takes 1..64 worker processes")
+        cluster = LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True,
+                               dashboard_address=":0", silence_logs=50)
+        return Client(cluster)
+    try:
+        return Client(address, timeout="10s")
+    except (OSError, TimeoutError) as err:
+        raise SimError(f"--cluster {address}: cannot reach the Dask scheduler ({err})") from None
+
+
+def run_cluster(lcore: Lcore, address: str, outdir: Path, stats: RunStats, tx_model: TxModel,
+                notify=None, announce=None) -> None:
+    """Forward the chunks of ``lcore``'s inputs as tasks on the cluster at ``address`` into
+    ``outdir`` (the staging directory), counting into ``stats`` and ``tx_model`` exactly as
+    one process would. ``notify(done, total)`` counts finished chunks; ``announce(text)``
+    is told the Dask dashboard's address, when there is one."""
+    client = connect(address)
+    from distributed import as_completed           # installed: connect() said so
+
+    rounds = max(1, lcore.chunk_packets // (lcore.rx_burst * len(lcore.inputs)))
+    chunk_records = rounds * lcore.rx_burst
+    futures = []
+    try:
+        if client.dashboard_link and announce:
+            announce(f"Dask dashboard: {client.dashboard_link}")
+        paths = [path for _, path in lcore.inputs]
+        indexes = client.gather(client.map(index_capture, paths, chunk_records=chunk_records, pure=False))
+        chunks = max(1, -(-max(index.records for index in indexes) // chunk_records))
+        task_lcore = replace(lcore, captures=None, progress=None)
+        futures = [client.submit(forward_chunk, task_lcore, chunk, rounds, indexes, outdir, stats, pure=False)
+                   for chunk in range(chunks)]
+        results = {}
+        for done, future in enumerate(as_completed(futures), 1):
+            chunk, chunk_stats, log = future.result()
+            results[chunk] = (chunk_stats, log)
+            if notify:
+                notify(done, chunks)
+        for chunk in range(chunks):
+            chunk_stats, log = results[chunk]
+            stats.merge(chunk_stats)
+            log.replay(tx_model)
+        _assemble(lcore, outdir, chunks)
+    except BaseException:
+        client.cancel(futures)
+        raise
+    finally:
+        shutil.rmtree(outdir / ".chunks", ignore_errors=True)
+        cluster = client.cluster
+        client.close()
+        if cluster is not None and address.startswith("local:"):
+            cluster.close()
+
+
+def _assemble(lcore: Lcore, outdir: Path, chunks: int) -> None:
+    """Each port's file: one file header, then every chunk's records in chunk order."""
+    outputs = PortOutputs(outdir, lcore.tx_ports, lcore.nanosecond, lcore.output_name, lcore.output_format)
+    try:
+        outputs.flush()
+        for port, writer in outputs.writers.items():
+            name = lcore.output_name.format(port=port)
+            for chunk in range(chunks):
+                writer.append_file(outdir / ".chunks" / f"{chunk:09d}" / name, writer.header_bytes)
+        outputs.commit()
+    except BaseException:
+        outputs.abort()
+        raise

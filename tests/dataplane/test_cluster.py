@@ -1,0 +1,147 @@
+"""``run --cluster``: chunks as Dask tasks on a LocalCluster of 2 worker processes.
+
+The oracle is ``--jobs 1`` on the same inputs: the outputs byte for byte, the counters
+and the TX model's counters, over uneven port lengths, odd bursts and many chunks (a
+chunk is one super-burst of ``chunk_packets``); pcapng and gzip inputs (read through
+instead of sought) too."""
+from __future__ import annotations
+
+import gzip
+import os
+import signal
+import sys
+import threading
+import time
+
+import pytest
+from forwarding import simulate
+from frames import mixed_frames, write_pcap
+from scapy.layers.l2 import Ether
+from scapy.utils import wrpcapng
+
+from l3fwd_sim import RunOptions, SimError, run
+from l3fwd_sim.capture.offline import open_offline
+from l3fwd_sim.dataplane import cluster as cluster_module
+
+distributed = pytest.importorskip("distributed")
+
+COUNTERS = ("ports", "totals", "drops")
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    """One LocalCluster for the module: its scheduler's address, as --cluster takes it."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=50) as local:
+        yield local.scheduler_address
+
+
+def counters(stats: dict) -> dict:
+    return {key: stats[key] for key in COUNTERS}
+
+
+INPUTS = {0: mixed_frames(21, 0, 300), 1: mixed_frames(21, 1, 170), 3: mixed_frames(21, 3, 45)}
+
+
+@pytest.mark.parametrize("pipeline,lookup", [("multi", "lpm"), ("simple", "lpm"), ("multi", "em"),
+                                             ("simple", "em"), ("multi", "fib"), ("simple", "fib")])
+def test_cluster_output_is_that_of_one_process(tmp_path, scheduler, pipeline, lookup):
+    options = dict(portmask=0xF, pipeline=pipeline, lookup=lookup, rx_burst=7, tx_burst=5, chunk_packets=40)
+    want, want_stats = simulate(tmp_path / "one", INPUTS, **options)
+    got, got_stats = simulate(tmp_path / "cluster", INPUTS, cluster=scheduler, **options)
+    assert got == want
+    assert counters(got_stats) == counters(want_stats)
+    assert not list((tmp_path / "cluster" / "out").glob(".*"))       # no chunk files left
+
+
+def test_local_cluster_and_every_input_format(tmp_path):
+    """``local:2`` starts its own cluster; a pcapng and a gzip'd input are read from their
+    start by each chunk task, a classic one sought; the files are identical to --jobs 1."""
+    write_pcap(tmp_path / "a.pcap", INPUTS[0])
+    write_pcap(tmp_path / "b.pcap", INPUTS[1])
+    (tmp_path / "b.pcap.gz").write_bytes(gzip.compress((tmp_path / "b.pcap").read_bytes()))
+    packets = [Ether(frame) for frame in INPUTS[3] * 3]
+    for i, packet in enumerate(packets):
+        packet.time = 1_700_000_000 + i / 1000
+    wrpcapng(str(tmp_path / "c.pcapng"), packets)
+    inputs = {0: tmp_path / "a.pcap", 1: tmp_path / "b.pcap.gz", 2: tmp_path / "c.pcapng"}
+    options = dict(inputs=inputs, portmask=0xF, rx_burst=9, chunk_packets=64, output_format="pcap")
+    one = run(RunOptions(outdir=tmp_path / "one", **options))
+    many = run(RunOptions(outdir=tmp_path / "many", cluster="local:2", **options))
+    assert counters(many) == counters(one)
+    for port in range(4):
+        assert (tmp_path / "many" / f"port{port}.pcap").read_bytes() == (tmp_path / "one" / f"port{port}.pcap").read_bytes()
+
+
+def test_index_finds_each_chunk_start(tmp_path):
+    """The index pass's offsets are where chunk k's records start: a reader sought there
+    reads what a reader reading through reads."""
+    path = tmp_path / "a.pcap"
+    write_pcap(path, INPUTS[0])
+    index = cluster_module.index_capture(path, 64)
+    assert index.records == 300 and len(index.starts) == 4
+    through = open_offline(path)
+    through.read(64)
+    for k, offset in enumerate(index.starts, 1):
+        sought = open_offline(path)
+        sought.seek_record(offset, 64 * k)
+        got, want = sought.read(64), through.read(64)
+        assert got.rows.tobytes() == want.rows.tobytes() and got.first == want.first == 64 * k
+        sought.close()
+    through.close()
+
+
+def test_a_failing_chunk_ends_the_run_with_its_line_and_no_outputs(tmp_path, scheduler):
+    write_pcap(tmp_path / "a.pcap", INPUTS[0])
+    reader = open_offline(tmp_path / "a.pcap")
+    reader.read(200)
+    at = reader.position + 8                        # record 200's captured length: inside a later chunk
+    reader.close()
+    damaged = bytearray((tmp_path / "a.pcap").read_bytes())
+    damaged[at:at + 4] = (10**6).to_bytes(4, "little")
+    (tmp_path / "bad.pcap").write_bytes(bytes(damaged))
+    with pytest.raises(SimError, match="bad.pcap: .*captured length"):
+        run(RunOptions(inputs={0: tmp_path / "bad.pcap"}, outdir=tmp_path / "out", cluster=scheduler,
+                       chunk_packets=32))
+    assert not (tmp_path / "out").exists()
+
+
+def test_cluster_refusals(tmp_path, monkeypatch):
+    write_pcap(tmp_path / "a.pcap", INPUTS[0])
+    base = dict(inputs={0: tmp_path / "a.pcap"}, outdir=tmp_path / "out")
+    for options, words in ((dict(cluster="local:2", jobs=2), "give one"),
+                           (dict(cluster="local:0"), "1..64"),
+                           (dict(cluster="local:2", trace="all"), "--trace")):
+        with pytest.raises(SimError, match=words):
+            run(RunOptions(**base, **options))
+    monkeypatch.setitem(sys.modules, "distributed", None)           # the [cluster] extra not installed
+    with pytest.raises(SimError, match=r"--cluster needs Dask: pip install 'l3fwd-sim\[cluster\]'"):
+        run(RunOptions(**base, cluster="local:2"))
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_killed_worker_is_retried_and_the_output_is_the_same(tmp_path, scheduler):
+    """SIGKILL one worker process once some chunks are done: Dask runs its tasks again
+    elsewhere (or on the restarted worker), and the result is still --jobs 1's."""
+    inputs = {port: mixed_frames(31, port, 1500) for port in range(2)}
+    options = dict(portmask=0x3, rx_burst=16, chunk_packets=32)
+    want, want_stats = simulate(tmp_path / "one", inputs, **options)
+    with distributed.Client(scheduler) as client:
+        victim = next(iter(client.run(os.getpid).values()))
+    chunks = tmp_path / "cluster" / "out"
+
+    def kill_when_under_way():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if sum(1 for _ in chunks.glob(".l3fwd-sim.*/.chunks/*/port0.pcap")) >= 5:
+                os.kill(victim, signal.SIGKILL)
+                return
+            time.sleep(0.005)
+
+    killer = threading.Thread(target=kill_when_under_way)
+    killer.start()
+    got, got_stats = simulate(tmp_path / "cluster", inputs, cluster=scheduler, **options)
+    killer.join()
+    with pytest.raises(ProcessLookupError):
+        os.kill(victim, 0)                       # it was killed while the run went on
+    assert got == want and counters(got_stats) == counters(want_stats)
