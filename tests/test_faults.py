@@ -50,22 +50,50 @@ def traffic(tmp_path_factory) -> Path:
     return out
 
 
-def _staged(outdir: Path) -> bool:
-    """The command has begun writing its outputs (hidden staging or temporary files)."""
-    return outdir.exists() and any(p.name.startswith(".") for p in outdir.rglob("*"))
+def _staged(outdir: Path, marker: str | None = None) -> bool:
+    """The command has begun writing its outputs (hidden staging or temporary files; with
+    ``marker``, a path containing it)."""
+    return outdir.exists() and any(p.name.startswith(".") if marker is None else marker in str(p)
+                                   for p in outdir.rglob("*"))
 
 
-def interrupt(args: list, outdir: Path, signum: int, stdin=None) -> subprocess.CompletedProcess:
-    """Start the command, send ``signum`` once it has begun writing into ``outdir``."""
+def interrupt(args: list, outdir: Path, signum: int, stdin=None, marker: str | None = None):
+    """Start the command, send ``signum`` once it has begun writing into ``outdir`` (a
+    path containing ``marker`` exists there); the processes it had started are noted."""
     child = subprocess.Popen([*CLI, *map(str, args)], stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)
     deadline = time.monotonic() + 60
-    while not _staged(outdir) and child.poll() is None and time.monotonic() < deadline:
+    while not _staged(outdir, marker) and child.poll() is None and time.monotonic() < deadline:
         time.sleep(0.002)
     assert child.poll() is None, f"ended before the signal: {child.communicate()}"
+    descendants = _descendants(child.pid)
     child.send_signal(signum)
     out, err = child.communicate(timeout=60)
-    return subprocess.CompletedProcess(child.args, child.returncode, out, err)
+    result = subprocess.CompletedProcess(child.args, child.returncode, out, err)
+    result.descendants = descendants
+    time.sleep(0.5)                               # processes it stopped are reaped by now
+    return result
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes below ``pid`` (Linux /proc)."""
+    found, todo = [], [pid]
+    while todo:
+        for task in Path(f"/proc/{todo.pop()}/task").glob("*"):
+            try:
+                children = [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                continue
+            found += children
+            todo += children
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def earlier_outputs(outdir: Path) -> dict:
@@ -82,15 +110,20 @@ def earlier_outputs(outdir: Path) -> dict:
     ["run", "{traffic}", "-o", "{out}", "--pipeline", "simple", "--jobs", "2"],
     ["run", "{traffic}", "-o", "{out}", "--trace", "all"],
     ["testpmd", "{traffic}", "-o", "{out}", "--forward-mode", "macswap"],
-], ids=["run", "run-jobs2", "run-trace", "testpmd"])
+    ["run", "{traffic}", "-o", "{out}", "--pipeline", "simple", "--cluster", "local:2", "--quiet"],
+], ids=["run", "run-jobs2", "run-trace", "testpmd", "run-cluster"])
 def test_a_signal_leaves_the_outputs_as_they_were(tmp_path, traffic, command, signum):
     out = tmp_path / "out"
     before = earlier_outputs(out)
-    result = interrupt([a.format(traffic=traffic, out=out) for a in command], out, signum)
+    result = interrupt([a.format(traffic=traffic, out=out) for a in command], out, signum,
+                       marker="/.chunks/" if "--cluster" in command else None)   # its workers are running
     assert result.returncode == 128 + signum
     assert one_line(result.stderr) == \
         f"l3fwd-sim: stopped by {signal.Signals(signum).name}; no partial output was left"
     assert snapshot(out) == before
+    assert not [pid for pid in result.descendants if _alive(pid)]    # --jobs workers, a LocalCluster's processes
+    if "--cluster" in command:
+        assert result.descendants
 
 
 def test_a_signal_during_generate_leaves_the_earlier_set(tmp_path):
