@@ -5,10 +5,9 @@ input exactly once (:class:`OpenCaptures`): inputs may be pipes."""
 from __future__ import annotations
 
 import os
-import stat
-from pathlib import Path
 
 from ..errors import SimError
+from .location import as_location, identity
 from .pcap import PcapReader
 from .pcapng import PCAPNG_MAGIC, PcapngReader
 from .source import Source
@@ -19,7 +18,7 @@ def open_offline(path: str | os.PathLike, any_link: bool = False) -> PcapReader:
     starts with a pcapng Section Header Block, else a classic :class:`PcapReader` (which
     refuses, naming the file, whatever is not a pcap). ``any_link``: frames of every
     link type as stored, not converted to Ethernet (what ``compare`` reads)."""
-    source = Source(Path(path))
+    source = Source(as_location(path))
     pcapng = int.from_bytes(source.magic[:4], "little") == PCAPNG_MAGIC
     return (PcapngReader if pcapng else PcapReader)(path, source, any_link=any_link)
 
@@ -34,8 +33,8 @@ class OpenCaptures:
     def __init__(self, paths, reopen: str | None = None):
         self._open: dict[tuple[int, int], PcapReader] = {}
         try:
-            for path in map(Path, paths):
-                key, regular = _identity(path)
+            for path in map(as_location, paths):
+                key, regular = identity(path)
                 if key in self._open:
                     if not regular:
                         raise SimError(f"{path}: a pipe can be read only once, and it is given as more than one input")
@@ -52,7 +51,7 @@ class OpenCaptures:
 
     def take(self, path: str | os.PathLike) -> PcapReader:
         """The reader of ``path``: the one opened up front the first time, a new one after."""
-        reader = self._open.pop(_identity(Path(path))[0], None)
+        reader = self._open.pop(identity(as_location(path))[0], None)
         return reader if reader is not None else open_offline(path)
 
     def close(self) -> None:
@@ -60,12 +59,3 @@ class OpenCaptures:
         for reader in self._open.values():
             reader.close()
         self._open.clear()
-
-
-def _identity(path: Path) -> tuple[tuple[int, int], bool]:
-    """(device, inode) of what ``path`` leads to, and whether it is a regular file."""
-    try:
-        info = os.stat(path)
-    except OSError as err:
-        raise SimError(f"{path}: cannot open: {err.strerror}") from None
-    return (info.st_dev, info.st_ino), stat.S_ISREG(info.st_mode)

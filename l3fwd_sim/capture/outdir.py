@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..errors import SimError
 from .atomic import naming
+from .location import as_location, is_url, join, list_directory, make_directory, put, remove
 
 # what a run, testpmd or generate writes: a later run's set replaces all of these
 OWN_NAME = re.compile(r"port\d+(?:\.q\d+)?\.pcap(?:ng)?|stats\.json|trace\.jsonl")
@@ -30,12 +31,18 @@ class OutputDir:
     a message naming a staged file names the output instead."""
 
     def __init__(self, outdir: str | os.PathLike, inputs=()):
-        self.path = Path(outdir)
+        self.path = as_location(outdir)
+        if is_url(self.path):                 # object storage: staged here, uploaded by publish()
+            self._created = []
+            self.stage = Path(tempfile.mkdtemp(prefix="l3fwd-sim-", suffix=".stage"))
+            self.scratch = join(self.path, f".{self.stage.name}.chunks")
+            return
         self._created = _make_directory(self.path)
         try:
             _refuse_inputs(self.path, inputs)
             with naming(self.path, "cannot write into the output directory"):
                 self.stage = Path(tempfile.mkdtemp(prefix=".l3fwd-sim.", suffix=".stage", dir=self.path))
+            self.scratch = self.stage / ".chunks"     # what every --cluster worker reaches: beside the outputs
         except BaseException:
             self._remove_created()
             raise
@@ -53,9 +60,23 @@ class OutputDir:
     def publish(self) -> None:
         """Put the staged set in place of the previous outputs (see the module's doc)."""
         try:
-            self._swap()
+            self._upload() if is_url(self.path) else self._swap()
         finally:
             shutil.rmtree(self.stage, ignore_errors=True)
+
+    def _upload(self) -> None:
+        """An output URL: object stores have no rename, so once the set is complete its
+        files are uploaded one by one (each object is written whole), then our stale
+        objects removed. A failure part-way leaves some new objects beside old ones: the
+        one-line error says so."""
+        new = sorted(p.name for p in self.stage.iterdir() if not p.name.startswith("."))
+        stale = [name for name, _ in list_directory(self.path) or [] if OWN_NAME.fullmatch(name) and name not in new]
+        make_directory(str(self.path))
+        for done, name in enumerate(new):
+            with naming(join(self.path, name), f"cannot upload ({done} of {len(new)} outputs uploaded)"):
+                put(self.stage / name, join(self.path, name))
+        for name in stale:
+            remove(join(self.path, name))
 
     def _swap(self) -> None:
         new = sorted(p.name for p in self.stage.iterdir() if not p.name.startswith("."))
@@ -115,7 +136,7 @@ def _refuse_inputs(outdir: Path, inputs) -> None:
     as a stale output: refuse it before anything is written."""
     ours = {p.resolve() for p in outdir.iterdir() if OWN_NAME.fullmatch(p.name)}
     for path in inputs:
-        if Path(path).resolve() in ours:
+        if not is_url(path) and Path(path).resolve() in ours:
             raise SimError(f"{path}: an input in the output directory, which the outputs would overwrite or "
                            "remove; choose another -o")
 

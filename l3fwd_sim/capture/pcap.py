@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import gc
 import os
+import shutil
 import struct
 import zlib
 from contextlib import contextmanager
@@ -46,6 +47,7 @@ from .linktypes import Conversion, conversion
 from .records import (CAPLEN, HEAD_BYTES, MAX_CAPLEN, PCAP_SECONDS, READ_BLOCK, RECORD_ROW, WIRELEN, RecordBatch,
                       header_field, headers_to_little_endian, libpcap_snaplen, padded, record_headers, strip_fcs,
                       utc_text)
+from .location import as_location, is_url, open_binary
 from .source import Source
 
 _MAGIC = {0xA1B2C3D4: False, 0xA1B23C4D: True}   # magic -> nanosecond timestamps
@@ -66,7 +68,7 @@ class PcapReader:
     _FRONT = 0           # free bytes kept before the unparsed data when compacting
 
     def __init__(self, path: str | os.PathLike, source: Source | None = None, any_link: bool = False):
-        self.path = Path(path)
+        self.path = as_location(path)
         self.any_link = any_link
         self._source = source or Source(self.path)   # opened once: the input may be a pipe
         self._file = self._source.file
@@ -375,12 +377,16 @@ class CaptureWriter:
                 _write_at(self._file.fileno(), parts, at)
         self.packets += packets
 
-    def append_file(self, path: Path, skip: int) -> None:
+    def append_file(self, path, skip: int) -> None:
         """Append the bytes of the file ``path`` past its first ``skip`` (another
         writer's records behind its own file header: a ``--cluster`` chunk's), copied
-        by the kernel."""
+        by the kernel; a URL's streamed through here."""
         self._file.flush()
-        with open(path, "rb") as source, naming(self.path):
+        with open_binary(path) as source, naming(self.path):
+            if is_url(path):                          # object storage: streamed through here
+                source.seek(skip)
+                shutil.copyfileobj(source, self._file, 1 << 20)
+                return
             offset, size = skip, os.fstat(source.fileno()).st_size
             while offset < size:
                 offset += os.sendfile(self._file.fileno(), source.fileno(), offset, size - offset)

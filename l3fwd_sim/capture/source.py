@@ -4,9 +4,9 @@ input may be a pipe, so nothing is read twice)."""
 from __future__ import annotations
 
 import zlib
-from pathlib import Path
 
 from ..errors import SimError
+from .location import Location, open_binary
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -70,10 +70,10 @@ class Gunzip:
 class Source:
     """The open file, seen through gzip when it starts with gzip's magic bytes."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Location):
         self.path = path
         try:
-            self.raw = open(path, "rb")
+            self.raw = open_binary(path)
             self.gzip = self.raw.peek(2)[:2] == _GZIP_MAGIC
         except OSError as err:
             raise SimError(f"{path}: cannot open: {err.strerror}") from None

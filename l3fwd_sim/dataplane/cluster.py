@@ -20,18 +20,22 @@ retried chunk leaves exactly one set. The cluster is the one at ``tcp://host:por
 from __future__ import annotations
 
 import shutil
+import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ..capture.location import Location, is_url, join, open_binary, put, remove
 from ..capture.offline import open_offline
 from ..capture.writers import PortOutputs
 from ..errors import SimError
 from .lcore import Lcore, main_loop, open_readers, report_cut_short
 from .polling import poll
 from .stats import RunStats
+from .trace import BurstTracer, Describe, Spool
 from .tx import TxLog, TxModel
 
 EXTRA = "pip install 'l3fwd-sim[cluster]'"
+SPOOL = "trace.spool"        # a chunk's trace records, beside its port files
 
 
 @dataclass
@@ -54,26 +58,47 @@ def index_capture(path: Path, chunk_records: int) -> CaptureIndex:
         reader.close()
 
 
-def forward_chunk(lcore: Lcore, chunk: int, rounds: int, indexes: list[CaptureIndex], stage: Path,
-                  stats: RunStats) -> tuple[int, RunStats, TxLog]:
-    """Forward polling rounds ``chunk × rounds`` .. ``+ rounds`` into ``stage/.chunks/<chunk>``."""
-    directory = stage / ".chunks" / f"{chunk:09d}"
+def forward_chunk(lcore: Lcore, chunk: int, rounds: int, indexes: list[CaptureIndex], scratch: Location,
+                  stats: RunStats) -> tuple[int, RunStats, TxLog, Spool | None]:
+    """Forward polling rounds ``chunk × rounds`` .. ``+ rounds`` into ``scratch/<chunk>/``
+    (port files, and when tracing the chunk's trace spool). A URL: written here first,
+    then uploaded."""
+    if is_url(scratch):
+        with tempfile.TemporaryDirectory(prefix="l3fwd-sim-chunk-") as local:
+            done = forward_chunk(lcore, chunk, rounds, indexes, Path(local), stats)
+            for path in sorted((Path(local) / f"{chunk:09d}").iterdir()):
+                if not path.name.startswith("."):
+                    put(path, join(scratch, f"{chunk:09d}/{path.name}"))
+            if done[3]:
+                done[3].path = join(scratch, f"{chunk:09d}/{SPOOL}")
+            return done
+    directory = Path(scratch) / f"{chunk:09d}"
     directory.mkdir(parents=True, exist_ok=True)
     first = chunk * rounds * lcore.rx_burst            # each queue's first record of the chunk
     stats, log = stats.empty_like(), TxLog()
+    tracing, spool, tracer = lcore.tracing, None, None
     outputs = PortOutputs(directory, lcore.tx_ports, lcore.nanosecond, lcore.output_name, lcore.output_format)
     try:
+        if tracing:
+            spool = Spool(directory / SPOOL)
+            spool.path.write_bytes(b"")                # a retried chunk starts its spool again
+            tracer = BurstTracer(tracing.limit, tracing.lcore, tracing.rx_queues, lcore.tx_ports, spool.append,
+                                 chunk * rounds * len(lcore.inputs))
         with open_readers(lcore.inputs) as readers:
             for (_, reader), index in zip(readers, indexes):
                 _start_at(reader, index, first, rounds * lcore.rx_burst)
-            main_loop(lcore, poll(readers, lcore.rx_burst, lcore.chunk_packets, (0, rounds)), outputs, stats, log)
+            main_loop(lcore, poll(readers, lcore.rx_burst, lcore.chunk_packets, (0, rounds)), outputs, stats, log,
+                      trace=tracer)
             if (chunk + 1) * rounds * lcore.rx_burst >= max(index.records for index in indexes):
                 report_cut_short(readers, stats)        # the last chunk read every input to its end
         outputs.commit()
+        if tracer:
+            spool.end_chunk(chunk, tracer.traced, tracer.sent)
+            stats.traced += tracer.traced
     except BaseException:
         outputs.abort()
         raise
-    return chunk, stats, log
+    return chunk, stats, log, spool
 
 
 def _start_at(reader, index: CaptureIndex, first: int, chunk_records: int) -> None:
@@ -108,12 +133,15 @@ def connect(address: str):
         raise SimError(f"--cluster {address}: cannot reach the Dask scheduler ({err})") from None
 
 
-def run_cluster(lcore: Lcore, address: str, outdir: Path, stats: RunStats, tx_model: TxModel,
-                notify=None, announce=None) -> None:
+def run_cluster(lcore: Lcore, address: str, outdir: Path, scratch: Location, stats: RunStats, tx_model: TxModel,
+                notify=None, announce=None) -> list[Spool]:
     """Forward the chunks of ``lcore``'s inputs as tasks on the cluster at ``address`` into
-    ``outdir`` (the staging directory), counting into ``stats`` and ``tx_model`` exactly as
-    one process would. ``notify(done, total)`` counts finished chunks; ``announce(text)``
-    is told the Dask dashboard's address, when there is one."""
+    ``outdir`` (the staging directory), the chunks' files going to ``scratch`` (a place
+    every worker reaches: beside the outputs, or a URL), counting into ``stats`` and
+    ``tx_model`` exactly as one process would. ``notify(done, total)`` counts finished
+    chunks; ``announce(text)`` is told the Dask dashboard's address, when there is one.
+    Returns the chunks' trace spools (when tracing), rendered by the caller as
+    ``--jobs``' are."""
     client = connect(address)
     from distributed import as_completed           # installed: connect() said so
 
@@ -126,32 +154,44 @@ def run_cluster(lcore: Lcore, address: str, outdir: Path, stats: RunStats, tx_mo
         paths = [path for _, path in lcore.inputs]
         indexes = client.gather(client.map(index_capture, paths, chunk_records=chunk_records, pure=False))
         chunks = max(1, -(-max(index.records for index in indexes) // chunk_records))
-        task_lcore = replace(lcore, captures=None, progress=None)
-        futures = [client.submit(forward_chunk, task_lcore, chunk, rounds, indexes, outdir, stats, pure=False)
+        task_lcore = replace(lcore, captures=None, progress=None, tracing=lcore.tracing and replace(
+            lcore.tracing, describe=Describe(None, None, lcore.tracing.describe.reasons,
+                                             lcore.tracing.describe.tables)))   # lines are rendered here
+        futures = [client.submit(forward_chunk, task_lcore, chunk, rounds, indexes, scratch, stats, pure=False)
                    for chunk in range(chunks)]
         results = {}
         for done, future in enumerate(as_completed(futures), 1):
-            chunk, chunk_stats, log = future.result()
-            results[chunk] = (chunk_stats, log)
+            chunk, chunk_stats, log, spool = future.result()
+            results[chunk] = (chunk_stats, log, spool)
             if notify:
                 notify(done, chunks)
+        spools = []
         for chunk in range(chunks):
-            chunk_stats, log = results[chunk]
+            chunk_stats, log, spool = results[chunk]
             stats.merge(chunk_stats)
             log.replay(tx_model)
-        _assemble(lcore, outdir, chunks)
+            if spool:                                  # kept until the trace is rendered, after the chunks go
+                local = outdir / f".{chunk:09d}.{SPOOL}"
+                with open(local, "wb") as copy, open_binary(spool.path) as source:
+                    shutil.copyfileobj(source, copy, 1 << 20)
+                spools.append(replace(spool, path=local))
+        _assemble(lcore, outdir, scratch, chunks)
+        return spools
     except BaseException:
         client.cancel(futures)
         raise
     finally:
-        shutil.rmtree(outdir / ".chunks", ignore_errors=True)
+        if is_url(scratch):
+            remove(str(scratch), recursive=True)
+        else:
+            shutil.rmtree(scratch, ignore_errors=True)
         cluster = client.cluster
         client.close()
         if cluster is not None and address.startswith("local:"):
             cluster.close()
 
 
-def _assemble(lcore: Lcore, outdir: Path, chunks: int) -> None:
+def _assemble(lcore: Lcore, outdir: Path, scratch: Location, chunks: int) -> None:
     """Each port's file: one file header, then every chunk's records in chunk order."""
     outputs = PortOutputs(outdir, lcore.tx_ports, lcore.nanosecond, lcore.output_name, lcore.output_format)
     try:
@@ -159,7 +199,7 @@ def _assemble(lcore: Lcore, outdir: Path, chunks: int) -> None:
         for port, writer in outputs.writers.items():
             name = lcore.output_name.format(port=port)
             for chunk in range(chunks):
-                writer.append_file(outdir / ".chunks" / f"{chunk:09d}" / name, writer.header_bytes)
+                writer.append_file(join(scratch, f"{chunk:09d}/{name}"), writer.header_bytes)
         outputs.commit()
     except BaseException:
         outputs.abort()

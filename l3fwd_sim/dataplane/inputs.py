@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..capture.location import Location, as_location, list_directory
 from ..errors import SimError
 from ..numbers import brief, parse_int
 from .ports import MAX_PORTS
@@ -16,16 +17,16 @@ _PORT_FILE = re.compile(r"port(\d+)(?:\.q(\d+))?\.pcap(?:ng)?")
 _SPEC = re.compile(r"([0-9]+)(?:\.([0-9]+))?")                # N=FILE or N.Q=FILE
 
 
-def find_rx_queues(specs: list[str]) -> dict[tuple[int, int | None], Path]:
+def find_rx_queues(specs: list[str]) -> dict[tuple[int, int | None], Location]:
     """Map (port, RX queue) → capture from ``INPUT`` arguments: directories of
     ``port<N>.pcap`` (queue None: the whole port's traffic) and ``port<N>.q<Q>.pcap``
     (what RX queue Q receives, as one ``rx_pcap`` of net_pcap), each also named
     ``.pcapng``, or ``N=FILE`` / ``N.Q=FILE``. A port has either one whole-port capture
     or per-queue ones; a directory holding both (a several-lcore run's outputs) gives
     the whole-port one."""
-    inputs: dict[tuple[int, int | None], Path] = {}
+    inputs: dict[tuple[int, int | None], Location] = {}
 
-    def add(port_text: str, queue_text: str | None, path: Path, spec: str):
+    def add(port_text: str, queue_text: str | None, path: Location, spec: str):
         port = parse_int(port_text, f"{brief(spec)}: port", 0, MAX_PORTS - 1)
         queue = None if queue_text is None else parse_int(queue_text, f"{brief(spec)}: RX queue", 0,
                                                           MAX_RX_QUEUE_PER_PORT - 1)   # l3fwd's limit
@@ -41,12 +42,12 @@ def find_rx_queues(specs: list[str]) -> dict[tuple[int, int | None], Path]:
     for spec in specs:
         port, eq, file = spec.partition("=")
         if eq and (m := _SPEC.fullmatch(port)):
-            add(m.group(1), m.group(2), Path(file), spec)
+            add(m.group(1), m.group(2), as_location(file), spec)
             continue
-        path = Path(spec)
-        if not path.is_dir():
+        entries = list_directory(as_location(spec))
+        if entries is None:
             raise SimError(f"{spec}: not a directory of port<N>.pcap files nor N=FILE")
-        found = [(m.group(1), m.group(2), p) for p in sorted(path.iterdir()) if (m := _PORT_FILE.fullmatch(p.name))]
+        found = [(m.group(1), m.group(2), p) for name, p in entries if (m := _PORT_FILE.fullmatch(name))]
         whole = {port for port, queue, _ in found if queue is None}
         # beside a port's whole capture, its per-queue files are a run's per-TX-queue outputs
         found = [(port, queue, p) for port, queue, p in found if queue is None or port not in whole]
@@ -59,7 +60,7 @@ def find_rx_queues(specs: list[str]) -> dict[tuple[int, int | None], Path]:
     return inputs
 
 
-def find_inputs(specs: list[str]) -> dict[int, Path]:
+def find_inputs(specs: list[str]) -> dict[int, Location]:
     """Map RX port → pcap from ``INPUT`` arguments: a directory of ``port<N>.pcap``
     files, or ``N=FILE``. Per-queue captures (``port<N>.q<Q>.pcap``) are left out: a
     run's output directory holds them beside the merged ``port<N>.pcap``."""
@@ -74,11 +75,11 @@ class PortInputs:
     """What every forwarding run starts from (``RunOptions``, ``TestpmdOptions``): the
     capture each RX port receives and the directory for the per-port outputs. Paths may
     be given as strings."""
-    inputs: dict[int, Path]
-    outdir: Path
+    inputs: dict[int, Location]       # a path, or an fsspec URL (capture/location.py)
+    outdir: Location
 
     def __post_init__(self):
         if not str(self.outdir):                  # Path("") would be the current directory
             raise SimError("the output directory is an empty string; name a directory")
-        self.inputs = {int(port): Path(path) for port, path in self.inputs.items()}
-        self.outdir = Path(self.outdir)
+        self.inputs = {int(port): as_location(path) for port, path in self.inputs.items()}
+        self.outdir = as_location(self.outdir)     # a URL: uploaded once complete (capture/outdir.py)

@@ -12,6 +12,7 @@ from typing import Callable
 import numpy as np
 
 from .. import compiled
+from ..capture import location
 from ..capture.offline import OpenCaptures, open_offline
 from ..capture.pcap import PcapReader
 from ..capture.writers import PortOutputs
@@ -103,7 +104,7 @@ def main_loop(lcore: Lcore, batches, outputs: PortOutputs, stats: RunStats, tx, 
     (``--jobs``: the outputs are shared), each write takes its place in the files from
     ``turn.reserve``. With ``trace``, the packets it asks for are traced."""
     heap.keep_batches_on_heap()
-    total_bytes = sum(Path(p).stat().st_size for _, p in lcore.inputs)
+    total_bytes = sum(location.size(p) for _, p in lcore.inputs)
     done_bytes = 0
 
     @contextmanager

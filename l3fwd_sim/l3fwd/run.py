@@ -20,6 +20,7 @@ from ..dataplane.inputs import PortInputs
 from ..dataplane.cluster import run_cluster
 from ..dataplane.jobs import in_processes, run_jobs
 from ..dataplane.lcore import Lcore, forward_all
+from ..capture.location import as_location
 from ..capture.offline import OpenCaptures
 from ..capture.outdir import OutputDir
 from ..capture.writers import merge_by_time, output_format
@@ -99,9 +100,8 @@ def _validate(opt: RunOptions) -> tuple[int, dict[int, Path], list[str]]:
     if opt.cluster is not None:
         if opt.jobs > 1:
             raise SimError("--jobs and --cluster: give one (--jobs for this machine, --cluster for Dask)")
-        if opt.trace is not None or opt.config or opt.queue_inputs:
-            raise SimError("--cluster forwards one lcore's queues for now: without --trace, --config or "
-                           "per-queue inputs")
+        if opt.config or opt.queue_inputs:
+            raise SimError("--cluster forwards one lcore's queues for now: without --config or per-queue inputs")
     if opt.trace is not None and opt.trace != "all" and not (isinstance(opt.trace, int) and opt.trace >= 0):
         raise SimError(f"--trace {opt.trace}: give a number of packets (0 or more) or 'all'")
     for name in ("rx_burst", "tx_burst"):
@@ -160,20 +160,20 @@ def run(opt: RunOptions) -> dict:
     dict."""
     started = time.perf_counter()
     portmask, inputs, notes = _validate(opt)
-    queue_inputs = {(int(p), int(q)): Path(f) for (p, q), f in opt.queue_inputs.items() if portmask >> int(p) & 1}
+    queue_inputs = {(int(p), int(q)): as_location(f) for (p, q), f in opt.queue_inputs.items() if portmask >> int(p) & 1}
     config = parse_config(opt.config) if opt.config else default_config(sorted({*inputs, *(p for p, _ in queue_inputs)}))
     lcores = lcores_of(config, portmask)
     with _rx_sources(lcores, inputs, queue_inputs, notes, opt) as (sources, labels, rx_indices, captures):
         with OutputDir(opt.outdir, [*inputs.values(), *queue_inputs.values()]) as out:
-            result = _run_lcores(opt, out.stage, started, portmask, lcores, sources, labels, rx_indices, notes,
-                                 captures)
+            result = _run_lcores(opt, out, started, portmask, lcores, sources, labels, rx_indices, notes, captures)
             out.publish()
     return result
 
 
-def _run_lcores(opt: RunOptions, outdir: Path, started: float, portmask: int, lcores: Lcores, sources: dict,
+def _run_lcores(opt: RunOptions, out: OutputDir, started: float, portmask: int, lcores: Lcores, sources: dict,
                 labels: dict, rx_indices: dict, notes: list, captures: OpenCaptures) -> dict:
-    """The run proper, every output written into ``outdir`` (the staging directory)."""
+    """The run proper, every output written into ``out.stage``."""
+    outdir = out.stage
     ports = PortConfig(portmask, opt.eth_dest, opt.port_mac)
     tx_ports = ports_of(portmask)
     stats = RunStats(sorted({port for port, _ in sources}), tx_ports, DROP_REASONS)
@@ -189,7 +189,7 @@ def _run_lcores(opt: RunOptions, outdir: Path, started: float, portmask: int, lc
     polled = {lc: [q for q in lcores.rx[lc] if (q.port, q.queue) in sources] for lc in lcores.ids}
     limit = None if opt.trace == "all" else opt.trace
     # where a trace line's output position or input record number is only known at the end
-    spool = several or opt.jobs > 1 or bool(rx_indices)
+    spool = several or opt.jobs > 1 or bool(rx_indices) or opt.cluster is not None
     trace_lines = describe(opt.lookup, routes, stats.reasons) if opt.trace is not None else None
 
     def lcore_loop(lcore_id: int, jobs: int) -> tuple[RunStats, TxModel, list]:
@@ -203,8 +203,8 @@ def _run_lcores(opt: RunOptions, outdir: Path, started: float, portmask: int, lc
         lcore_stats = RunStats(sorted({port for port, _ in queues}), tx_ports, DROP_REASONS)
         tx_model = TxModel(tx_ports, opt.rx_burst, opt.tx_burst)
         if opt.cluster is not None and queues:
-            run_cluster(lcore, opt.cluster, outdir, lcore_stats, tx_model, opt.progress, opt.announce)
-            spools = []
+            spools = run_cluster(lcore, opt.cluster, outdir, out.scratch, lcore_stats, tx_model, opt.progress,
+                                 opt.announce)
         elif jobs > 1 and queues:
             spools = run_jobs(lcore, jobs, outdir, lcore_stats, tx_model)
         else:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import os
+from pathlib import Path
 import signal
 import sys
 import threading
@@ -19,7 +20,7 @@ from frames import mixed_frames, write_pcap
 from scapy.layers.l2 import Ether
 from scapy.utils import wrpcapng
 
-from l3fwd_sim import RunOptions, SimError, run
+from l3fwd_sim import RunOptions, SimError, find_inputs, run
 from l3fwd_sim.capture.offline import open_offline
 from l3fwd_sim.dataplane import cluster as cluster_module
 
@@ -31,7 +32,7 @@ COUNTERS = ("ports", "totals", "drops")
 @pytest.fixture(scope="module")
 def scheduler():
     """One LocalCluster for the module: its scheduler's address, as --cluster takes it."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                                   silence_logs=50) as local:
         yield local.scheduler_address
 
@@ -111,7 +112,7 @@ def test_cluster_refusals(tmp_path, monkeypatch):
     base = dict(inputs={0: tmp_path / "a.pcap"}, outdir=tmp_path / "out")
     for options, words in ((dict(cluster="local:2", jobs=2), "give one"),
                            (dict(cluster="local:0"), "1..64"),
-                           (dict(cluster="local:2", trace="all"), "--trace")):
+                           (dict(cluster="local:2", config="(0,0,0)"), "--config")):
         with pytest.raises(SimError, match=words):
             run(RunOptions(**base, **options))
     monkeypatch.setitem(sys.modules, "distributed", None)           # the [cluster] extra not installed
@@ -145,3 +146,54 @@ def test_a_killed_worker_is_retried_and_the_output_is_the_same(tmp_path, schedul
     with pytest.raises(ProcessLookupError):
         os.kill(victim, 0)                       # it was killed while the run went on
     assert got == want and counters(got_stats) == counters(want_stats)
+
+
+@pytest.mark.parametrize("trace", ["all", 100])
+def test_cluster_trace_is_that_of_one_process(tmp_path, scheduler, trace):
+    """``--trace`` with ``--cluster``: each chunk task spools its packets' records, the
+    client renders them in chunk order — trace.jsonl byte for byte that of --jobs 1."""
+    options = dict(portmask=0xF, lookup="em", rx_burst=7, tx_burst=5, chunk_packets=40, trace=trace)
+    simulate(tmp_path / "one", INPUTS, **options)
+    _, stats = simulate(tmp_path / "cluster", INPUTS, cluster=scheduler, **options)
+    want = (tmp_path / "one" / "out" / "trace.jsonl").read_bytes()
+    assert (tmp_path / "cluster" / "out" / "trace.jsonl").read_bytes() == want
+    assert stats["trace"]["packets"] == want.count(b"\n") == (515 if trace == "all" else 100)
+
+
+def test_fsspec_urls_as_inputs_and_outputs(tmp_path, scheduler):
+    """Inputs and output directories as fsspec URLs: ``file://`` on the process workers;
+    ``memory://`` (one process's memory) on a cluster of threads and without one. The
+    outputs are those of the same run on local paths; at an output URL our stale objects
+    of an earlier run go and others stay."""
+    fsspec = pytest.importorskip("fsspec")
+    local = tmp_path / "in"
+    local.mkdir()
+    for port in (0, 1):
+        write_pcap(local / f"port{port}.pcap", INPUTS[port])
+    options = dict(portmask=0x3, rx_burst=7, chunk_packets=40, trace="all")
+    want = run(RunOptions(inputs=find_inputs([str(local)]), outdir=tmp_path / "want", **options))
+    names = ["port0.pcap", "port1.pcap", "trace.jsonl"]
+    memory = fsspec.filesystem("memory")
+    base = f"/{tmp_path.name}"
+    for port in (0, 1):
+        memory.pipe(f"{base}/in/port{port}.pcap", (local / f"port{port}.pcap").read_bytes())
+    for name in ("port7.pcap", "notes.txt"):                   # an earlier run's output, and the user's
+        memory.pipe(f"{base}/out-memory/{name}", b"earlier")
+    (tmp_path / "out-file").mkdir()
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0",
+                                  silence_logs=50) as threads:
+        for name, inputs, outdir, address in (
+                ("file", f"file://{local}", f"file://{tmp_path}/out-file", scheduler),
+                ("memory", f"memory://{base}/in", f"memory://{base}/out-memory", threads.scheduler_address),
+                ("memory-one-process", f"memory://{base}/in", f"memory://{base}/out-one", None)):
+            got = run(RunOptions(inputs=find_inputs([inputs]), outdir=outdir, cluster=address, **options))
+            assert counters(got) == counters(want), name
+            assert got["options"]["inputs"]["0"] == f"{inputs}/port0.pcap"
+            fs, path = fsspec.core.url_to_fs(outdir)
+            for file in names:
+                assert fs.cat_file(f"{path}/{file}") == (tmp_path / "want" / file).read_bytes(), (name, file)
+            assert not [p for p in fs.ls(path, detail=False) if Path(p).name.startswith(".")]   # no scratch left
+    assert sorted(Path(p).name for p in memory.ls(f"{base}/out-memory", detail=False)) == \
+        sorted(["notes.txt", "stats.json", *names])
+    with pytest.raises(SimError, match="memory://nothing/port0.pcap: cannot open: No such file"):
+        run(RunOptions(inputs={0: "memory://nothing/port0.pcap"}, outdir=tmp_path / "none"))
