@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -114,43 +115,50 @@ def _start_at(reader, index: CaptureIndex, first: int, chunk_records: int) -> No
         pass
 
 
-def connect(address: str):
-    """A Dask client of the scheduler at ``address``, or of a LocalCluster (``local:N``)."""
+@contextmanager
+def connected(address: str, announce=None):
+    """A Dask client of the scheduler at ``address``, or of a LocalCluster of N worker
+    processes started for the run (``local:N``, closed after it); ``announce(text)`` is
+    told the dashboard's address, when there is one."""
     try:
         from distributed import Client, LocalCluster
     except ImportError:
         raise SimError(f"--cluster needs Dask: {EXTRA}") from None
+    local = None
     if address.startswith("local:"):
         workers = address.removeprefix("local:")
         if not (workers.isdigit() and 1 <= int(workers) <= 64):
             raise SimError(f"--cluster {address}: local:N takes 1..64 worker processes")
-        cluster = LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True,
-                               dashboard_address=":0", silence_logs=50)
-        return Client(cluster)
+        local = LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True, dashboard_address=":0",
+                             silence_logs=50)
     try:
-        return Client(address, timeout="10s")
-    except (OSError, TimeoutError) as err:
-        raise SimError(f"--cluster {address}: cannot reach the Dask scheduler ({err})") from None
+        try:
+            client = Client(local or address, timeout="10s")
+        except (OSError, TimeoutError) as err:
+            raise SimError(f"--cluster {address}: cannot reach the Dask scheduler ({err})") from None
+        with client:
+            if client.dashboard_link and announce:
+                announce(f"Dask dashboard: {client.dashboard_link}")
+            yield client
+    finally:
+        if local is not None:
+            local.close()
 
 
-def run_cluster(lcore: Lcore, address: str, outdir: Path, scratch: Location, stats: RunStats, tx_model: TxModel,
-                notify=None, announce=None) -> list[Spool]:
-    """Forward the chunks of ``lcore``'s inputs as tasks on the cluster at ``address`` into
+def run_cluster(lcore: Lcore, client, outdir: Path, scratch: Location, stats: RunStats, tx_model: TxModel,
+                notify=None) -> list[Spool]:
+    """Forward the chunks of ``lcore``'s inputs as tasks on the cluster of ``client`` into
     ``outdir`` (the staging directory), the chunks' files going to ``scratch`` (a place
     every worker reaches: beside the outputs, or a URL), counting into ``stats`` and
     ``tx_model`` exactly as one process would. ``notify(done, total)`` counts finished
-    chunks; ``announce(text)`` is told the Dask dashboard's address, when there is one.
-    Returns the chunks' trace spools (when tracing), rendered by the caller as
+    chunks. Returns the chunks' trace spools (when tracing), rendered by the caller as
     ``--jobs``' are."""
-    client = connect(address)
-    from distributed import as_completed           # installed: connect() said so
+    from distributed import as_completed           # installed: connected() said so
 
     rounds = max(1, lcore.chunk_packets // (lcore.rx_burst * len(lcore.inputs)))
     chunk_records = rounds * lcore.rx_burst
     futures = []
     try:
-        if client.dashboard_link and announce:
-            announce(f"Dask dashboard: {client.dashboard_link}")
         paths = [path for _, path in lcore.inputs]
         indexes = client.gather(client.map(index_capture, paths, chunk_records=chunk_records, pure=False))
         chunks = max(1, -(-max(index.records for index in indexes) // chunk_records))
@@ -171,7 +179,7 @@ def run_cluster(lcore: Lcore, address: str, outdir: Path, scratch: Location, sta
             stats.merge(chunk_stats)
             log.replay(tx_model)
             if spool:                                  # kept until the trace is rendered, after the chunks go
-                local = outdir / f".{chunk:09d}.{SPOOL}"
+                local = outdir / f".{lcore.tracing.lcore}.{chunk:09d}.{SPOOL}"
                 with open(local, "wb") as copy, open_binary(spool.path) as source:
                     shutil.copyfileobj(source, copy, 1 << 20)
                 spools.append(replace(spool, path=local))
@@ -185,10 +193,6 @@ def run_cluster(lcore: Lcore, address: str, outdir: Path, scratch: Location, sta
             remove(str(scratch), recursive=True)
         else:
             shutil.rmtree(scratch, ignore_errors=True)
-        cluster = client.cluster
-        client.close()
-        if cluster is not None and address.startswith("local:"):
-            cluster.close()
 
 
 def _assemble(lcore: Lcore, outdir: Path, scratch: Location, chunks: int) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 
 from ..dataplane.inputs import PortInputs
-from ..dataplane.cluster import run_cluster
+from ..dataplane.cluster import connected, run_cluster
 from ..dataplane.jobs import in_processes, run_jobs
 from ..dataplane.lcore import Lcore, forward_all
 from ..capture.location import as_location
@@ -100,8 +100,7 @@ def _validate(opt: RunOptions) -> tuple[int, dict[int, Path], list[str]]:
     if opt.cluster is not None:
         if opt.jobs > 1:
             raise SimError("--jobs and --cluster: give one (--jobs for this machine, --cluster for Dask)")
-        if opt.config or opt.queue_inputs:
-            raise SimError("--cluster forwards one lcore's queues for now: without --config or per-queue inputs")
+
     if opt.trace is not None and opt.trace != "all" and not (isinstance(opt.trace, int) and opt.trace >= 0):
         raise SimError(f"--trace {opt.trace}: give a number of packets (0 or more) or 'all'")
     for name in ("rx_burst", "tx_burst"):
@@ -163,6 +162,9 @@ def run(opt: RunOptions) -> dict:
     queue_inputs = {(int(p), int(q)): as_location(f) for (p, q), f in opt.queue_inputs.items() if portmask >> int(p) & 1}
     config = parse_config(opt.config) if opt.config else default_config(sorted({*inputs, *(p for p, _ in queue_inputs)}))
     lcores = lcores_of(config, portmask)
+    if opt.cluster is not None and any(lcores.queues.get(port, 0) > 1 for port in inputs):
+        raise SimError("--cluster: a port's capture spread over several RX queues by RSS is split into local "
+                       "temporary files the workers cannot reach; give each RX queue its capture (N.Q=FILE)")
     with _rx_sources(lcores, inputs, queue_inputs, notes, opt) as (sources, labels, rx_indices, captures):
         with OutputDir(opt.outdir, [*inputs.values(), *queue_inputs.values()]) as out:
             result = _run_lcores(opt, out, started, portmask, lcores, sources, labels, rx_indices, notes, captures)
@@ -203,8 +205,8 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, portmask: int, 
         lcore_stats = RunStats(sorted({port for port, _ in queues}), tx_ports, DROP_REASONS)
         tx_model = TxModel(tx_ports, opt.rx_burst, opt.tx_burst)
         if opt.cluster is not None and queues:
-            spools = run_cluster(lcore, opt.cluster, outdir, out.scratch, lcore_stats, tx_model, opt.progress,
-                                 opt.announce)
+            spools = run_cluster(lcore, client, outdir, out.scratch, lcore_stats, tx_model,
+                                 None if several else opt.progress)
         elif jobs > 1 and queues:
             spools = run_jobs(lcore, jobs, outdir, lcore_stats, tx_model)
         else:
@@ -212,10 +214,11 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, portmask: int, 
         tx_model.drain()
         return lcore_stats, tx_model, spools
 
-    if several and opt.jobs > 1:                  # lcores are independent: one process each
-        per_lcore = in_processes([lambda lc=lc: lcore_loop(lc, 1) for lc in lcores.ids], opt.jobs)
-    else:
-        per_lcore = [lcore_loop(lc, opt.jobs) for lc in lcores.ids]
+    with connected(opt.cluster, opt.announce) if opt.cluster is not None else nullcontext() as client:
+        if several and opt.jobs > 1:              # lcores are independent: one process each
+            per_lcore = in_processes([lambda lc=lc: lcore_loop(lc, 1) for lc in lcores.ids], opt.jobs)
+        else:                                     # with --cluster, each lcore's chunks in turn
+            per_lcore = [lcore_loop(lc, opt.jobs) for lc in lcores.ids]
     tx_models = [tx_model for _, tx_model, _ in per_lcore]
     lcore_spools = [spools for _, _, spools in per_lcore]
     for lcore_id, (lcore_stats, _, _) in zip(lcores.ids, per_lcore):

@@ -112,7 +112,7 @@ def test_cluster_refusals(tmp_path, monkeypatch):
     base = dict(inputs={0: tmp_path / "a.pcap"}, outdir=tmp_path / "out")
     for options, words in ((dict(cluster="local:2", jobs=2), "give one"),
                            (dict(cluster="local:0"), "1..64"),
-                           (dict(cluster="local:2", config="(0,0,0)"), "--config")):
+                           (dict(cluster="local:2", config="(0,0,0),(0,1,1)"), "RSS")):
         with pytest.raises(SimError, match=words):
             run(RunOptions(**base, **options))
     monkeypatch.setitem(sys.modules, "distributed", None)           # the [cluster] extra not installed
@@ -197,3 +197,15 @@ def test_fsspec_urls_as_inputs_and_outputs(tmp_path, scheduler):
         sorted(["notes.txt", "stats.json", *names])
     with pytest.raises(SimError, match="memory://nothing/port0.pcap: cannot open: No such file"):
         run(RunOptions(inputs={0: "memory://nothing/port0.pcap"}, outdir=tmp_path / "none"))
+
+
+def test_several_lcores_on_a_cluster(tmp_path, scheduler):
+    """``--config`` with two lcores: each lcore's chunks run as tasks in turn, its TX
+    queue's files are merged as usual — outputs, counters and trace of --jobs 1."""
+    options = dict(portmask=0xF, config="(0,0,0),(1,0,1),(3,0,0)", rx_burst=7, chunk_packets=40, trace="all")
+    want, want_stats = simulate(tmp_path / "one", INPUTS, **options)
+    got, got_stats = simulate(tmp_path / "cluster", INPUTS, cluster=scheduler, **options)
+    assert got == want and counters(got_stats) == counters(want_stats)
+    assert got_stats["lcores"] == want_stats["lcores"]
+    for name in ("trace.jsonl", "port0.q0.pcap", "port0.q1.pcap"):
+        assert (tmp_path / "cluster" / "out" / name).read_bytes() == (tmp_path / "one" / "out" / name).read_bytes()
