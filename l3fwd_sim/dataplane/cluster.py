@@ -3,15 +3,19 @@
 The split is ``--jobs``' (``jobs.py``): the polling rounds cut into chunks of equal
 length, each one super-burst, forwarded independently. Here each chunk is a task:
 
-1. an index task per input walks it once and notes the file offset of every chunk's
+1. an index task per input reads it once and notes the file offset of every chunk's
    first record, so that a chunk task seeks there instead of reading what comes before
    (uncompressed classic pcap; pcapng and gzip inputs are read from their start);
 2. a chunk task forwards its rounds with the ordinary single-process loop into port
-   files of its own, under the run's staging directory (a path every worker reaches),
-   and returns its counters and its TX calls;
+   files (and a trace spool) of its own, in a scratch area every worker reaches (inside
+   the run's staging directory, or under the output URL), and returns its counters and
+   its TX calls;
 3. the client concatenates each port's chunk files in chunk order behind one file
    header, replays the TX calls in chunk order into the one TX model and adds the
-   counters up — as ``--jobs`` does — and the output set is put in place as usual.
+   counters up — as ``--jobs`` does — renders the trace from the spools, and the output
+   set is put in place as usual.
+
+Several lcores (``--config``) run their chunks in turn, on one client.
 
 Dask retries a task whose worker died; a chunk task writes its files atomically, so a
 retried chunk leaves exactly one set. The cluster is the one at ``tcp://host:port``, or
@@ -46,12 +50,12 @@ class CaptureIndex:
     starts: list[int] | None     # file offset of record k × chunk_records, k >= 1 (None: not seekable)
 
 
-def index_capture(path: Path, chunk_records: int) -> CaptureIndex:
-    """Walk a capture once (a task of its own): its record count and each chunk's start."""
+def index_capture(path: Location, chunk_records: int) -> CaptureIndex:
+    """Read a capture once (a task of its own): its record count and each chunk's start."""
     reader = open_offline(path)
     try:
         starts = [] if reader.seekable else None
-        while len(batch := reader.read(chunk_records - reader.records_read % chunk_records)):
+        while len(reader.read(chunk_records - reader.records_read % chunk_records)):
             if starts is not None and reader.records_read % chunk_records == 0:
                 starts.append(reader.position)
         return CaptureIndex(reader.records_read, starts)
