@@ -34,7 +34,7 @@ from ..capture.offline import open_offline
 from ..capture.writers import PortOutputs
 from ..errors import SimError
 from .lcore import Lcore, main_loop, open_readers, report_cut_short
-from .polling import poll
+from .polling import poll, skip_records
 from .stats import RunStats
 from .trace import BurstTracer, Describe, Spool
 from .tx import TxLog, TxModel
@@ -107,7 +107,8 @@ def forward_chunk(lcore: Lcore, chunk: int, rounds: int, indexes: list[CaptureIn
 
 
 def _start_at(reader, index: CaptureIndex, first: int, chunk_records: int) -> None:
-    """Put ``reader`` at record ``first``: by seeking where the index says, else by reading."""
+    """Put ``reader`` at record ``first``: by seeking where the index says, else by
+    reading past the records before it."""
     if first == 0:
         return
     if index.starts is not None and first <= index.records:
@@ -115,8 +116,7 @@ def _start_at(reader, index: CaptureIndex, first: int, chunk_records: int) -> No
         if k < len(index.starts):
             reader.seek_record(index.starts[k], first)
             return
-    while reader.records_read < first and len(reader.read(min(first - reader.records_read, 65536))):
-        pass
+    skip_records(reader, first)
 
 
 @contextmanager

@@ -32,7 +32,7 @@ def poll(readers: list[tuple[int, PcapReader]], rx_burst: int, chunk_packets: in
     readers' buffers)."""
     first_round, last_round = rounds
     queues = len(readers)
-    active = [k for k, (_, reader) in enumerate(readers) if _skip(reader, first_round * rx_burst)]
+    active = [k for k, (_, reader) in enumerate(readers) if skip_records(reader, first_round * rx_burst)]
     packets = chunk_packets
     while active and (last_round is None or first_round < last_round):
         n_rounds = max(1, packets // (rx_burst * len(active)))
@@ -57,7 +57,7 @@ def poll(readers: list[tuple[int, PcapReader]], rx_burst: int, chunk_packets: in
         first_round += n_rounds
 
 
-def _skip(reader: PcapReader, records: int) -> bool:
+def skip_records(reader: PcapReader, records: int) -> bool:
     """Read past ``records`` records (rounds polled by someone else); False if the
     capture ends before or right there."""
     while records:

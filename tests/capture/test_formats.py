@@ -28,18 +28,16 @@ from hypothesis import strategies as st
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 from scapy.utils import PcapNgWriter, RawPcapNgReader, RawPcapReader
-from frames import mixed_frames, read_pcap_frames, well_formed_frames, write_pcap
+from frames import HUGE, mixed_frames, read_all, read_pcap_frames, well_formed_frames, write_pcap
 
 from forwarding import REPO
 
 from l3fwd_sim import RunOptions, run
 from l3fwd_sim.errors import SimError
 from l3fwd_sim.capture.offline import open_offline
-from l3fwd_sim.capture.pcap import PcapReader
 from l3fwd_sim.capture.records import HEAD_BYTES, MAX_CAPLEN
 from l3fwd_sim.capture.pcapng import PcapngReader
 
-HUGE = 10**9
 PLANS = ([HUGE], [1], [7, 64], [1000, 3])
 T0 = 1_700_000_000 * 10**9
 CONSOLE = Path(sys.executable).parent / "l3fwd-sim"
@@ -51,30 +49,6 @@ def quick(max_examples: int):
 # ---------------------------------------------------------------------------------------
 # reading helpers
 # ---------------------------------------------------------------------------------------
-def read_all(path, plan=(HUGE,)) -> tuple[list[tuple[bytes, int, int]], PcapReader]:
-    """(frame, wirelen, ts_ns) of every record, in batches of ``plan`` sizes; checks the
-    batch invariants (heads = the frame's first bytes, zero padded; frame = block slice)."""
-    reader = open_offline(path)
-    out, i = [], 0
-    try:
-        while True:
-            want = plan[i % len(plan)]
-            i += 1
-            b = reader.read(want)
-            for row in range(len(b)):
-                cap, off = int(b.caplen[row]), int(b.offsets[row])
-                assert 0 <= cap <= MAX_CAPLEN and b.wirelen[row] >= 0 and b.ts_ns[row] >= 0
-                frame = bytes(b.block[off:off + cap])
-                k = min(cap, HEAD_BYTES)
-                assert bytes(b.heads[row, :k]) == frame[:k] and not b.heads[row, k:].any()
-                out.append((frame, int(b.wirelen[row]), int(b.ts_ns[row])))
-            if len(b) < want:
-                assert len(reader.read(want)) == 0
-                return out, reader
-    finally:
-        reader.close()
-
-
 def one_line_error(path, func=None) -> str:
     with pytest.raises(SimError) as info:
         (func or read_all)(path)

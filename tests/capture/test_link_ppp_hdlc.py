@@ -11,7 +11,7 @@ import random
 import struct
 
 import pytest
-from frames import read_pcap_frames, well_formed_frames
+from frames import HUGE, read_all, read_pcap_frames, well_formed_frames
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scapy.layers.inet import IP
@@ -23,29 +23,15 @@ from serial_links import C_HDLC, PPP_HDLC, as_ethernet, classic_pcap
 from forwarding import CORPUS
 
 from l3fwd_sim import RunOptions, run
-from l3fwd_sim.capture.offline import open_offline
 from l3fwd_sim.errors import SimError
 
 PPP_LINK = 9
-HUGE = 10**9
 
 
-def read_all(path, plan=(HUGE,)) -> list[tuple[bytes, int]]:
+def converted(path, plan=(HUGE,)) -> list[tuple[bytes, int]]:
     """(frame, wirelen) of every record as l3fwd-sim hands them over, in batches of
-    ``plan`` sizes."""
-    reader = open_offline(path)
-    out, i = [], 0
-    try:
-        while True:
-            want = plan[i % len(plan)]
-            i += 1
-            batch = reader.read(want)
-            out += [(bytes(batch.block[o:o + c]), w) for o, c, w in
-                    zip(batch.offsets.tolist(), batch.caplen.tolist(), batch.wirelen.tolist())]
-            if len(batch) < want:
-                return out
-    finally:
-        reader.close()
+    ``plan`` sizes (with ``read_all``'s checks of each batch)."""
+    return [(frame, wirelen) for frame, wirelen, _ in read_all(path, plan)[0]]
 
 
 def pad4(data: bytes) -> bytes:
@@ -139,7 +125,7 @@ def test_ip_frames_become_ethernet_carrying_the_same_ip_packet(tmp_path, linktyp
     path.write_bytes(classic_pcap(records, linktype) if fmt == "pcap" else
                      pcapng(records, linktype, simple=fmt == "pcapng-spb"))
     for plan in ([HUGE], [1], [7, 64]):
-        got = read_all(path, plan)
+        got = converted(path, plan)
         assert len(got) == len(records)
         for ip, (frame, wire), (conv, conv_wire) in zip(ips, records, got):
             layer = IPv6 if ip[0] >> 4 == 6 else IP
@@ -167,7 +153,7 @@ def test_any_frame_is_converted_as_tcpdump_dissects_it(tmp_path, linktype, recor
     records = [(f, max(len(f) + d, 0)) for f, d in records]
     path = tmp_path / f"prop.{fmt}"
     path.write_bytes(classic_pcap(records, linktype) if fmt == "pcap" else pcapng(records, linktype))
-    got = read_all(path, plan)
+    got = converted(path, plan)
     assert len(got) == len(records)
     for (frame, wire), (conv, conv_wire) in zip(records, got):
         expect, caplen, wirelen = as_ethernet(linktype, frame, wire)
@@ -183,7 +169,7 @@ def test_records_shorter_than_the_link_header_are_dropped_as_truncated(tmp_path,
     records = [(bytes([0xFF, 0x03, 0x00])[:n], n) for n in range(4)]
     path = tmp_path / "short.pcap"
     path.write_bytes(classic_pcap(records, linktype))
-    assert [len(f) for f, _ in read_all(path)] == [n + 10 for n in range(4)]
+    assert [len(f) for f, _ in converted(path)] == [n + 10 for n in range(4)]
     for pipeline in ("multi", "simple"):
         stats = run(RunOptions(inputs={0: path}, outdir=tmp_path / pipeline, pipeline=pipeline))
         assert stats["totals"]["rx"] == 4 and stats["drops"]["truncated"] == 4
@@ -199,7 +185,7 @@ def test_control_protocols_become_non_ip_frames(tmp_path):
     for k, (linktype, frame, header) in enumerate(cases):
         path = tmp_path / f"ctl{k}.pcap"
         path.write_bytes(classic_pcap([(frame, len(frame))], linktype))
-        [(conv, wire)] = read_all(path)
+        [(conv, wire)] = converted(path)
         assert conv == bytes(14) + frame[header:] and wire == len(conv)
 
 
@@ -258,7 +244,7 @@ def test_corpus_serial_captures_are_read_and_forwarded(tmp_path, name):
     path = CORPUS / name
     if not path.exists():
         pytest.skip(f"{name} not in the corpus")
-    got = read_all(path)
+    got = converted(path)
     assert got
     for pipeline in ("multi", "simple"):
         try:

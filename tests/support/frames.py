@@ -23,6 +23,9 @@ from scapy.layers.l2 import ARP, Dot1AD, Dot1Q, Ether
 from scapy.packet import Raw
 from scapy.utils import RawPcapReader, RawPcapWriter
 
+from l3fwd_sim.capture.offline import open_offline
+from l3fwd_sim.capture.records import HEAD_BYTES, MAX_CAPLEN
+
 __all__ = ["mixed_frames", "well_formed_frames", "write_pcap", "read_pcap_frames"]
 
 DLT_EN10MB = 1
@@ -461,3 +464,30 @@ def write_pcap(path, frames, start_ts: float = 1_700_000_000.0) -> None:
 def read_pcap_frames(path) -> list[bytes]:
     with RawPcapReader(str(path)) as reader:
         return [bytes(pkt) for pkt, _meta in reader]
+
+
+HUGE = 10**9          # a batch size no capture reaches: read in one go
+
+
+def read_all(path, plan=(HUGE,)) -> tuple[list[tuple[bytes, int, int]], object]:
+    """(frame, wirelen, ts_ns) of every record, in batches of ``plan`` sizes; checks the
+    batch invariants (heads = the frame's first bytes, zero padded; frame = block slice)."""
+    reader = open_offline(path)
+    out, i = [], 0
+    try:
+        while True:
+            want = plan[i % len(plan)]
+            i += 1
+            b = reader.read(want)
+            for row in range(len(b)):
+                cap, off = int(b.caplen[row]), int(b.offsets[row])
+                assert 0 <= cap <= MAX_CAPLEN and b.wirelen[row] >= 0 and b.ts_ns[row] >= 0
+                frame = bytes(b.block[off:off + cap])
+                k = min(cap, HEAD_BYTES)
+                assert bytes(b.heads[row, :k]) == frame[:k] and not b.heads[row, k:].any()
+                out.append((frame, int(b.wirelen[row]), int(b.ts_ns[row])))
+            if len(b) < want:
+                assert len(reader.read(want)) == 0
+                return out, reader
+    finally:
+        reader.close()
