@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from .capture.writers import OUTPUT_FORMATS
+from .capture.location import as_location
 from .dataplane.inputs import find_inputs, find_rx_queues
 from .dataplane.ports import MAX_PORTS, parse_port_mac, parse_portmask
 from .dataplane.rss import parse_rss_key
@@ -130,7 +131,8 @@ class _Group(click.Group):
 
 
 class _OutputDirType(click.ParamType):
-    """``-o DIR``: an empty string is an error, not the current directory."""
+    """``-o DIR``: a path or an fsspec URL (kept whole: ``Path`` would fold its ``//``);
+    an empty string is an error, not the current directory."""
     name = "directory"
 
     def convert(self, value, param, ctx):
@@ -138,7 +140,7 @@ class _OutputDirType(click.ParamType):
             return value
         if not value:
             self.fail("an empty string; name a directory", param, ctx)
-        return Path(value)
+        return as_location(value)
 
 
 _OUTPUT_DIR = _OutputDirType()

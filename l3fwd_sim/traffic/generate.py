@@ -28,6 +28,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..capture.location import join
 from ..capture.outdir import OutputDir
 from ..capture.pcap import PcapWriter
 from ..capture.pcapng_writer import PcapngWriter
@@ -221,11 +222,11 @@ def write_traffic(traffic: Traffic, outdir: Path, progress=None, chunk_packets: 
     started = time.perf_counter()
     check_range(chunk_packets, "chunk_packets", 1, MAX_COUNT)
     with OutputDir(outdir) as out:
-        _check_fits(traffic, out.path, fmt)
+        _check_fits(traffic, out.stage, fmt)        # where the files are written first
         summary = _write_ports(traffic, out.stage, progress, chunk_packets, fmt)
         out.publish()
     for entry in summary["ports"].values():
-        entry["file"] = str(out.path / entry["file"])
+        entry["file"] = str(join(out.path, entry["file"]))
     elapsed = time.perf_counter() - started
     summary.update(elapsed_seconds=elapsed, mpps=summary["packets"] / elapsed / 1e6 if elapsed else 0.0)
     return summary

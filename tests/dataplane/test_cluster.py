@@ -209,3 +209,21 @@ def test_several_lcores_on_a_cluster(tmp_path, scheduler):
     assert got_stats["lcores"] == want_stats["lcores"]
     for name in ("trace.jsonl", "port0.q0.pcap", "port0.q1.pcap"):
         assert (tmp_path / "cluster" / "out" / name).read_bytes() == (tmp_path / "one" / "out" / name).read_bytes()
+
+
+def test_the_command_line_keeps_output_urls(tmp_path):
+    """``-o memory://…`` reaches the library whole (a ``Path`` would fold the ``//`` into a
+    local directory ``memory:``), for ``run`` and ``generate``."""
+    fsspec = pytest.importorskip("fsspec")
+    from click.testing import CliRunner
+    from l3fwd_sim.cli import main
+    memory = fsspec.filesystem("memory")
+    write_pcap(tmp_path / "a.pcap", INPUTS[0])
+    runner = CliRunner()
+    ran = runner.invoke(main, ["run", f"0={tmp_path / 'a.pcap'}", "-o", f"memory://{tmp_path.name}/run", "--quiet"])
+    made = runner.invoke(main, ["generate", "IPV4-CONT-BURST", "--count", "5", "-o", f"memory://{tmp_path.name}/gen",
+                                "--quiet"])
+    assert ran.exit_code == made.exit_code == 0, ran.output + made.output
+    assert sorted(Path(p).name for p in memory.ls(f"/{tmp_path.name}/run", detail=False)) == ["port0.pcap", "stats.json"]
+    assert len(memory.ls(f"/{tmp_path.name}/gen", detail=False)) == 4
+    assert not Path("memory:").exists()
