@@ -10,19 +10,18 @@ Public API (each function returns plain dicts, as ``--json`` prints them)::
     Lpm4, Lpm6, ExactMatchTable       # rte_lpm / rte_lpm6 / rte_hash semantics
     SimError                          # bad input; str() is a one-line message
 
-``generate`` and ``compare`` (and their options) are imported on first use: they load
-scapy, which a forwarding run never needs.
+Each name is imported on first use (``l3fwd_sim.run`` loads the forwarding code, not
+scapy, Dask or the traffic generator), so that importing the package, and starting the
+command line, is quick.
 """
-from .dataplane.inputs import find_inputs
-from .errors import SimError
-from .l3fwd.lookup import LookupOptions, lookup
-from .l3fwd.run import RunOptions, run
-from .tables.hash import ExactMatchTable
-from .tables.lpm import Lpm4, Lpm6
-from .testpmd.run import TestpmdOptions, testpmd_run
+from importlib import import_module
 
-_LAZY = {"generate": "traffic.generate", "GenerateOptions": "traffic.generate",
-         "compare": "diff.compare", "CompareOptions": "diff.compare"}
+_HOMES = {"run": "l3fwd.run", "RunOptions": "l3fwd.run", "find_inputs": "dataplane.inputs",
+          "testpmd_run": "testpmd.run", "TestpmdOptions": "testpmd.run",
+          "generate": "traffic.generate", "GenerateOptions": "traffic.generate",
+          "compare": "diff.compare", "CompareOptions": "diff.compare",
+          "lookup": "l3fwd.lookup", "LookupOptions": "l3fwd.lookup",
+          "Lpm4": "tables.lpm", "Lpm6": "tables.lpm", "ExactMatchTable": "tables.hash", "SimError": "errors"}
 
 __all__ = ["run", "RunOptions", "find_inputs", "testpmd_run", "TestpmdOptions", "generate", "GenerateOptions",
            "compare", "CompareOptions", "lookup", "LookupOptions", "Lpm4", "Lpm6", "ExactMatchTable", "SimError"]
@@ -30,9 +29,12 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str):
-    if name in _LAZY:
-        from importlib import import_module
-        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
+    if name in _HOMES:
+        value = getattr(import_module(f".{_HOMES[name]}", __name__), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted([*globals(), *__all__])

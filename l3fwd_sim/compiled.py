@@ -1,70 +1,94 @@
-"""Compiled twins of hot loops (numba), and when they are used.
+"""The compiled twins, and when they are used.
 
-A few loops are slow in numpy and Python and fast compiled: the walk over variable-size
-pcap records (``capture.kernels``), the walk over ACL tables (``tables.acl``). The module
-that defines such a loop keeps its numpy (or Python) twin, and the compiled version
-lives beside it in a module of the same name ending in ``_jit``. Both give the same
-result; the tests run both. This module decides which one runs.
+The loops that numpy and Python do slowly — the walk over variable-size pcap records,
+the per-packet multi path, the ACL walk, the TX model's runs, grouping a super-burst by
+TX port — have compiled twins in one C extension, ``l3fwd_sim._compiled``, built by
+the build backend at install (``setup.py``) from the ``.c`` files that live beside the
+modules they twin (``capture/records.c`` beside ``capture/kernels.py``, ``l3fwd/multi.c``
+beside ``l3fwd/multi.py``, ...). The numpy (or Python) code stays the definition; the
+tests prove each twin byte-identical to it.
 
-It is a rent-or-buy choice. Importing numba and loading cached machine code costs about
-0.33 s (2.8 s when it compiles; measured on the project VM). A twin reports the time it
-loses against its compiled version (:func:`rent`: work done × measured extra cost per
-unit); once the total would have paid for the import, the compiled modules are loaded.
-A small run never pays the import, a large one loses at most that much more, and a run
-that needs no such loop never imports numba. ``make`` fills numba's on-disk cache when
-it installs, so no run compiles. ``L3FWD_SIM_KERNELS=numpy`` or :func:`use_numpy` keep
-the twins; without numba they are all there is.
+Loading the extension costs about 0.3 ms (numba, the earlier mechanism, cost 0.5–0.9 s
+to import; docs/performance.md), so the choice is made up front, from the sizes of a
+run's inputs: a run reading less than :data:`MIN_INPUT_BYTES` keeps the numpy stages
+(it would not notice the difference) and never loads the extension.
+
+``L3FWD_SIM_KERNELS`` overrides the choice: ``numpy`` always runs the numpy stages,
+``compiled`` always the twins (an error if the extension was not built). Without a C
+compiler at install there is no extension and everything runs in numpy.
 """
 from __future__ import annotations
 
 import importlib
 import os
-import time
+from contextlib import contextmanager
 from types import ModuleType
 
-IMPORT_COST = 0.33               # seconds: numba's import with a warm cache (measured)
-_modules: dict[str, ModuleType | None] = {}   # owner module name -> its compiled twin (None: unavailable)
-_lost = 0.0                      # seconds the twins have lost so far in this process
-_use = True
-import_seconds = 0.0             # what importing compiled modules took in this process
+from .errors import SimError
+
+MIN_INPUT_BYTES = 1 << 20        # below this a run keeps the numpy stages (measured break-even: performance.md)
+CHOICES = ("auto", "numpy", "compiled")
+_module: ModuleType | None = None
+_loaded = False
+_enabled = True                  # the current run's choice (auto: from its input sizes)
 
 
-def load(owner: str) -> ModuleType | None:
-    """The compiled twin of module ``owner`` (``owner + "_jit"``), imported now if it
-    was not; None when numba is missing, cannot compile or cache here, or is disabled."""
-    global import_seconds
-    if owner not in _modules:
-        _modules[owner] = None
-        if os.environ.get("L3FWD_SIM_KERNELS", "numba") != "numpy":
-            started = time.perf_counter()
-            try:
-                _modules[owner] = importlib.import_module(owner + "_jit")
-            except Exception:       # no numba, or one that cannot compile or cache here: the twins
-                pass
-            import_seconds += time.perf_counter() - started
-    return _modules[owner] if _use else None
+def _choice() -> str:
+    choice = os.environ.get("L3FWD_SIM_KERNELS", "auto") or "auto"
+    if choice not in CHOICES:
+        raise SimError(f"L3FWD_SIM_KERNELS={choice!r}: choose {', '.join(CHOICES)}")
+    return choice
 
 
-def module(owner: str) -> ModuleType | None:
-    """The compiled twin of ``owner`` if it is loaded or has now paid for its import."""
-    if owner in _modules or _lost >= IMPORT_COST:
-        return load(owner)
-    return None
+def extension() -> ModuleType | None:
+    """The extension module, loaded on first use; None when it was not built."""
+    global _module, _loaded
+    if not _loaded:
+        _loaded = True
+        try:
+            _module = importlib.import_module("l3fwd_sim._compiled")
+        except ImportError:
+            _module = None
+    return _module
 
 
-def loaded(owner: str) -> ModuleType | None:
-    """The compiled twin of ``owner`` only if something already loaded it (for loops
-    whose twins cost too little to ever pay for the import themselves)."""
-    return _modules.get(owner) if _use else None
+def native() -> ModuleType | None:
+    """The compiled twins if this run uses them, else None (run the numpy stages)."""
+    choice = _choice()
+    if choice == "numpy" or not _enabled:
+        return None
+    module = extension()
+    if module is None and choice == "compiled":
+        raise SimError("L3FWD_SIM_KERNELS=compiled, but the compiled twins were not built "
+                       "(no C compiler at install?); reinstall with one, or unset it")
+    return module
 
 
-def rent(seconds: float) -> None:
-    """A twin ran where compiled code would have saved ``seconds``."""
-    global _lost
-    _lost += seconds
+@contextmanager
+def for_inputs(input_bytes: int):
+    """Around a run: decide from its inputs' total size (``stat``) whether it uses the
+    compiled twins — never later, after reading."""
+    global _enabled
+    before = _enabled
+    _enabled = _choice() == "compiled" or input_bytes >= MIN_INPUT_BYTES
+    try:
+        yield
+    finally:
+        _enabled = before
 
 
-def use_numpy(enabled: bool = True) -> None:
-    """Use the twins everywhere (or the compiled versions again, where loaded)."""
-    global _use
-    _use = not enabled
+@contextmanager
+def using(choice: str):
+    """Tests and benchmarks: run with ``choice`` (``numpy`` or ``compiled``) whatever the
+    environment says."""
+    if choice not in CHOICES:
+        raise ValueError(choice)
+    before = os.environ.get("L3FWD_SIM_KERNELS")
+    os.environ["L3FWD_SIM_KERNELS"] = choice
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["L3FWD_SIM_KERNELS"]
+        else:
+            os.environ["L3FWD_SIM_KERNELS"] = before

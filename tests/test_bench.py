@@ -17,7 +17,7 @@ from l3fwd_sim.bench import SEED_GAIN_PERCENT, BenchOptions, bench, c_reference,
 @pytest.fixture(scope="module")
 def result(tmp_path_factory):
     return bench(BenchOptions(count=4096, lookups=("lpm",), outdir=tmp_path_factory.mktemp("bench"),
-                              acl=(300,), acl_build=2000))
+                              acl=(300,), acl_build=2000, reference_rounds=1))
 
 
 def test_every_pattern_measured_with_both_pipelines(result):
@@ -84,23 +84,25 @@ needs_cc = pytest.mark.skipif(c_reference.build(Path(tempfile.mkdtemp()))[0] is 
 
 @needs_cc
 def test_c_reference_measured_side_by_side(result):
-    """Each workload: C and the simulator's variants in every round, ratios of their rates."""
+    """Each workload: C and the simulator's variants in every round, as commands of their
+    own, the simulator's net of its start-up; ratios of their rates."""
     reference = result["reference"]
-    assert [w["workload"] for w in reference["workloads"]] == ["64 B", "IMIX"]
+    assert [w["workload"] for w in reference["workloads"]] == [label for label, *_ in c_reference.WORKLOADS]
     for workload in reference["workloads"]:
-        assert workload["packets"] == (4 * 4096 if workload["workload"] == "64 B" else 4096)
+        assert workload["packets"] == (4 * 4096 if workload["workload"].startswith("64 B") else 4096)
         assert [v["variant"] for v in workload["variants"]] == ["lpm --jobs 1", "em --jobs 1", "fib --jobs 1",
                                                                  "lpm --jobs 2"]
-        assert all(v["ratio_to_c"]["min"] <= v["ratio_to_c"]["median"] <= v["ratio_to_c"]["max"]
-                   for v in workload["variants"])
-    assert "C reference, 64 B" in format_table(result)
+        for variant in workload["variants"]:
+            assert variant["ratio_to_c"]["min"] <= variant["ratio_to_c"]["median"] <= variant["ratio_to_c"]["max"]
+            assert 0 < variant["startup_seconds"] < 10 and variant["ns_per_byte"]["median"] > 0
+    assert "C reference, 64 B CONT-BURST" in format_table(result)
 
 
 @needs_cc
-@pytest.mark.parametrize("size", ["64", "imix"])
-def test_c_reference_forwards_as_run_does(result, tmp_path_factory, size):
+@pytest.mark.parametrize("workload", ["ipv4-cont-burst-64", "ipv4-4streamsx8-64", "random-64", "ipv4-cont-burst-imix"])
+def test_c_reference_forwards_as_run_does(result, tmp_path_factory, workload):
     """The C forwarder does l3fwd's work: its outputs are byte for byte run's (lpm, multi)."""
-    base = next(tmp_path_factory.getbasetemp().rglob(f"reference/c-{size}"))
+    base = next(tmp_path_factory.getbasetemp().rglob(f"reference/{workload}"))
     for port in range(4):
         assert (base / "out-c" / f"port{port}.pcap").read_bytes() == (base / "out-lpm-1" / f"port{port}.pcap").read_bytes()
 

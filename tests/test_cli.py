@@ -20,6 +20,7 @@ from scapy.utils import RawPcapReader
 
 from oracle import l3fwd_oracle  # noqa: E402
 from frames import mixed_frames, write_pcap  # noqa: E402
+from forwarding import REPO  # noqa: E402
 
 CLI = Path(sys.executable).with_name("l3fwd-sim")
 N_FRAMES = 300
@@ -405,3 +406,26 @@ def test_empty_rule_file_is_accepted_with_a_warning(world, tmp_path):
     stats = _stats(tmp_path / "out")
     assert stats["options"]["routes_installed"]["ipv4"] == 0
     assert any("empty_v4.cfg" in w for w in stats["warnings"])
+
+
+UNUSED_BY_RUN = ("dask", "distributed", "scapy", "tomllib", "numba", "l3fwd_sim.testpmd", "l3fwd_sim.diff",
+                 "l3fwd_sim.traffic", "l3fwd_sim.bench", "l3fwd_sim.dataplane.cluster", "l3fwd_sim.dataplane.jobs",
+                 "l3fwd_sim.dataplane.trace", "l3fwd_sim.dataplane.jsonlines", "l3fwd_sim.l3fwd.lookup")
+
+
+@pytest.mark.parametrize("args,loaded", [([], ()), (["--trace", "all"], ("l3fwd_sim.dataplane.trace", "l3fwd_sim.dataplane.jsonlines"))])
+def test_run_imports_only_what_it_uses(tmp_path, args, loaded):
+    """`run` starts fast by importing only its own code: not Dask, scapy, the traffic
+    generator, TOML, testpmd, compare, --jobs, --cluster — nor the trace machinery
+    unless --trace asks for it."""
+    code = ("import sys; from l3fwd_sim.cli import main\n"
+            f"sys.argv = ['l3fwd-sim', 'run', {str(REPO / 'pcaps')!r}, '-o', {str(tmp_path / 'o')!r}, '--quiet', "
+            f"*{args!r}]\n"
+            "try:\n    main()\nexcept SystemExit as done:\n    assert not done.code, done.code\n"
+            "print(' '.join(sorted(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    modules = set(done.stdout.split())
+    unused = [m for m in modules if m.startswith(UNUSED_BY_RUN) and not m.startswith(loaded)]
+    assert unused == []
+    assert all(m in modules for m in loaded)

@@ -1,36 +1,44 @@
 """l3fwd-sim against the machine: ``benchmarks/c_forwarder.c``, a plain C program doing
 l3fwd's per-packet work of the multi-buffer path (default LPM routes) on the same pcaps,
-built with the system compiler and run side by side with ``run``.
+built with the system compiler and run side by side with ``l3fwd-sim run``.
+
+What is timed is what a user times: the wall clock of each command, as a process of its
+own. The simulator's figure is net of its start-up — the same command on header-only
+captures (Python, imports, tables, empty outputs), measured in the same rounds — so that
+it is the time the traffic costs; the C program starts in about a millisecond. The
+matrix: 64-byte IPV4-CONT-BURST and IPV4-4STREAMSX8 (4 × ``--count`` packets),
+``generate random`` and IMIX (``--count`` packets), each with lpm, em, fib and lpm
+``--jobs 2``.
 
 Each workload is run in rounds, C and the simulator's variants interleaved (each round
 starting one later in their list), each into an empty output directory after a
 ``sync``: writeback of the previous outputs would otherwise stall the next run, and
 replacing the previous round's files frees their blocks inside the timed run (on the
 project VM's ext4 with ``discard``, the C forwarder measured 0.21 s into an empty
-directory, 0.32 s over its previous outputs; l3fwd-sim varied 0.52-1.2 s);
-the figures are medians and ranges over the rounds. The simulator is timed in-process
-(``elapsed_seconds``: net of Python's start-up), the C program by the wall clock of its
-process. Every round checks that both received and sent the same numbers of packets.
+directory, 0.32 s over its previous outputs). The figures are medians, with the range
+of the per-round ratios. Every round checks that both received and sent the same
+numbers of packets.
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from ..dataplane.inputs import find_inputs
-from ..l3fwd.run import RunOptions, run
 from ..traffic.generate import GenerateOptions, generate
 
 SOURCE = Path(__file__).resolve().parents[2] / "benchmarks" / "c_forwarder.c"
 COMPILERS = ("cc", "gcc", "clang")
-# (label, generate's --size, packets as a multiple of --count) and the simulator's variants
-WORKLOADS = (("64 B", "64", 4), ("IMIX", "imix", 1))
-VARIANTS = (("lpm", 1), ("em", 1), ("fib", 1), ("lpm", 2))
+# (label, generate's pattern and --size, packets as a multiple of --count)
+WORKLOADS = (("64 B CONT-BURST", "IPV4-CONT-BURST", "64", 4), ("64 B 4STREAMSX8", "IPV4-4STREAMSX8", "64", 4),
+             ("generate random", "random", "64", 1), ("IMIX", "IPV4-CONT-BURST", "imix", 1))
+VARIANTS = (("lpm", 1), ("em", 1), ("fib", 1), ("lpm", 2))     # the simulator's: --lookup, --jobs
 PORTS = 4
 
 
@@ -55,62 +63,95 @@ def _fresh(outdir: Path) -> None:
     os.sync()
 
 
-def _run_c(binary: Path, traffic: Path, outdir: Path) -> tuple[float, tuple[int, int]]:
-    inputs = [str(traffic / f"port{p}.pcap") for p in range(PORTS)]
-    _fresh(outdir)
+def _wall(command: list[str]) -> tuple[float, str]:
+    """The wall clock of ``command`` as a process of its own, and its stdout."""
     started = time.perf_counter()
-    done = subprocess.run([str(binary), str(outdir), *inputs], capture_output=True, text=True, check=True)
-    seconds = time.perf_counter() - started
-    received, sent = map(int, done.stdout.split())
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    return time.perf_counter() - started, done.stdout
+
+
+def _run_c(binary: Path, traffic: Path, outdir: Path) -> tuple[float, tuple[int, int]]:
+    _fresh(outdir)
+    seconds, stdout = _wall([str(binary), str(outdir), *(str(traffic / f"port{p}.pcap") for p in range(PORTS))])
+    received, sent = map(int, stdout.split())
     return seconds, (received, sent)
 
 
 def _run_sim(traffic: Path, outdir: Path, lookup: str, jobs: int) -> tuple[float, tuple[int, int]]:
+    """``l3fwd-sim run`` as a user starts it (``python -m l3fwd_sim``, this Python)."""
     _fresh(outdir)
-    stats = run(RunOptions(inputs=find_inputs([str(traffic)]), outdir=outdir, lookup=lookup, pipeline="multi",
-                           jobs=jobs))
-    return stats["elapsed_seconds"], (stats["totals"]["rx"], stats["totals"]["tx"])
+    seconds, _ = _wall([sys.executable, "-m", "l3fwd_sim", "run", str(traffic), "-o", str(outdir), "--quiet",
+                        "--lookup", lookup, "--jobs", str(jobs)])
+    totals = json.loads((outdir / "stats.json").read_text())["totals"]
+    return seconds, (totals["rx"], totals["tx"])
+
+
+def _headers_only(traffic: Path, directory: Path) -> Path:
+    """The captures of ``traffic`` cut to their 24-byte file headers: the same command
+    on them times the simulator's start-up."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for p in range(PORTS):
+        with open(traffic / f"port{p}.pcap", "rb") as whole:
+            (directory / f"port{p}.pcap").write_bytes(whole.read(24))
+    return directory
 
 
 def measure(base: Path, count: int, rounds: int = 5, progress=None) -> dict:
-    """Mpps of the C forwarder and of ``run --pipeline multi`` (lpm, em, fib; lpm with
-    ``--jobs 2``) on each workload, and each variant's ratio to C."""
+    """Each workload: the C forwarder's Mpps, and each variant's Mpps net of start-up and
+    its ratio to C; the start-up itself."""
     base.mkdir(parents=True, exist_ok=True)
     binary, how = build(base)
     if binary is None:
         return {"skipped": how}
     result = {"compiler": how, "cpus": os.cpu_count(), "workloads": []}
-    for label, size, times in WORKLOADS:
+    for label, pattern, size, times in WORKLOADS:
         packets = count * times
-        traffic = base / f"c-{size}" / "in"
-        generate(GenerateOptions(outdir=traffic, pattern="IPV4-CONT-BURST", ports=PORTS, count=packets // PORTS,
-                                 size=size, seed=1))
-        seconds = {"c": [], **{f"{lookup} --jobs {jobs}": [] for lookup, jobs in VARIANTS}}
-        counts = {}
-        load = []
-        runs = [("c", None, None)] + [(f"{lookup} --jobs {jobs}", lookup, jobs) for lookup, jobs in VARIANTS]
+        where = base / f"{pattern.lower()}-{size}"
+        traffic = where / "in"
+        generate(GenerateOptions(outdir=traffic, pattern=pattern, ports=PORTS, count=packets // PORTS, size=size,
+                                 seed=1))
+        empty = _headers_only(traffic, where / "empty")
+        names = [f"{lookup} --jobs {jobs}" for lookup, jobs in VARIANTS]
+        seconds = {"c": [], **{name: [] for name in names}, **{f"{name} start-up": [] for name in names}}
+        counts, load = {}, []
+        runs = [("c", None, None, traffic)] + [(name, lookup, jobs, data) for name, (lookup, jobs) in
+                                               zip(names, VARIANTS) for data in (traffic, empty)]
         for round_ in range(rounds):
             load.append(os.getloadavg()[0])
             # each round starts one later in the list: no variant always runs right after another
-            for name, lookup, jobs in runs[round_ % len(runs):] + runs[:round_ % len(runs)]:
+            for name, lookup, jobs, data in runs[round_ % len(runs):] + runs[:round_ % len(runs)]:
+                out = where / ("out-c" if lookup is None else f"out-{lookup}-{jobs}" + ("" if data is traffic else "-start-up"))
                 if lookup is None:
-                    took, counts[name] = _run_c(binary, traffic, base / f"c-{size}" / "out-c")
+                    took, counts[name] = _run_c(binary, traffic, out)
+                    seconds[name].append(took)
+                elif data is traffic:
+                    took, counts[name] = _run_sim(data, out, lookup, jobs)
+                    seconds[name].append(took)
                 else:
-                    took, counts[name] = _run_sim(traffic, base / f"c-{size}" / f"out-{lookup}-{jobs}", lookup, jobs)
-                seconds[name].append(took)
+                    seconds[f"{name} start-up"].append(_run_sim(data, out, lookup, jobs)[0])
             if counts["lpm --jobs 1"] != counts["c"]:
                 raise RuntimeError(f"C and l3fwd-sim disagree on {label}: {counts['c']} against {counts['lpm --jobs 1']}")
-        mpps = {name: packets / np.array(values) / 1e6 for name, values in seconds.items()}
-        entry = {"workload": label, "packets": packets, "load_before_rounds": load,
-                 "c_mpps": _summary(mpps["c"]), "variants": []}
-        for name, values in mpps.items():
-            if name != "c":
-                entry["variants"].append({"variant": name, "mpps": _summary(values),
-                                          "ratio_to_c": _summary(values / mpps["c"])})
+        entry = _entry(label, packets, sum((traffic / f"port{p}.pcap").stat().st_size for p in range(PORTS)),
+                       seconds, names, load)
         result["workloads"].append(entry)
         if progress:
             progress("\n".join(format_workload(entry)))
     return result
+
+
+def _entry(label: str, packets: int, input_bytes: int, seconds: dict, names: list[str], load: list[float]) -> dict:
+    """Medians and ranges of one workload's rounds."""
+    c = np.array(seconds["c"])
+    entry = {"workload": label, "packets": packets, "input_bytes": input_bytes, "load_before_rounds": load,
+             "c_mpps": _summary(packets / c / 1e6), "variants": []}
+    for name in names:
+        startup = float(np.median(seconds[f"{name} start-up"]))
+        net = np.maximum(np.array(seconds[name]) - startup, 1e-6)
+        entry["variants"].append({"variant": name, "startup_seconds": startup, "net_seconds": _summary(net),
+                                  "mpps": _summary(packets / net / 1e6),
+                                  "ns_per_byte": _summary(net / input_bytes * 1e9),
+                                  "ratio_to_c": _summary(c / net)})
+    return entry
 
 
 def _summary(values: np.ndarray) -> dict:
@@ -120,9 +161,10 @@ def _summary(values: np.ndarray) -> dict:
 def format_workload(entry: dict) -> list[str]:
     c = entry["c_mpps"]
     label = f"C reference, {entry['workload']} ({entry['packets']:,} pkts)"
-    lines = [f"{label:<36} {c['median']:7.2f} Mpps ({c['min']:.2f}-{c['max']:.2f})"]
+    lines = [f"{label:<40} {c['median']:7.2f} Mpps ({c['min']:.2f}-{c['max']:.2f})"]
     for variant in entry["variants"]:
         m, r = variant["mpps"], variant["ratio_to_c"]
-        lines.append(f"{'  run multi ' + variant['variant']:<36} {m['median']:7.2f} Mpps   {r['median']:.2f}x C "
-                     f"({r['min']:.2f}-{r['max']:.2f})")
+        lines.append(f"{'  run ' + variant['variant']:<40} {m['median']:7.2f} Mpps   {r['median']:.2f}x C "
+                     f"({r['min']:.2f}-{r['max']:.2f}), {variant['ns_per_byte']['median']:.2f} ns/byte, "
+                     f"start-up {variant['startup_seconds']:.2f} s")
     return lines

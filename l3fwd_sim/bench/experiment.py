@@ -24,7 +24,6 @@ from pathlib import Path
 import numpy as np
 
 from .. import compiled
-from ..capture import kernels
 from ..capture.atomic import AtomicFile
 from ..dataplane.inputs import find_inputs
 from ..numbers import check_range
@@ -63,10 +62,8 @@ class BenchOptions:
 
 def _warm_up(directory: Path, lookups: tuple[str, ...]) -> None:
     """One small untimed run per lookup and pipeline first, so that the first measured
-    pattern does not pay for imports (numba's too), table allocation and first-touch
-    page faults."""
-    kernels.load()
-    compiled.load("l3fwd_sim.tables.acl")
+    pattern does not pay for imports, table allocation and first-touch page faults."""
+    compiled.extension()
     generate(GenerateOptions(outdir=directory / "in", pattern="IPV4-CONT-BURST", ports=PORTS, count=1024, seed=1))
     for lookup in lookups:
         for pipeline in ("simple", "multi"):

@@ -1,4 +1,4 @@
 """Capture I/O — what DPDK's ``net_pcap`` driver and libpcap do: read pcap/pcapng
 (gzip too) into record batches, convert link types to Ethernet, write the per-port
-output pcaps atomically. The byte loops are compiled with numba when it pays
-(``kernels``), with numpy twins."""
+output pcaps atomically. The byte loops (``kernels``) have compiled twins
+(``records.c``)."""

@@ -34,6 +34,14 @@ class PacketBatch:
         first = np.array([source.first for source in self.sources], np.int64)
         return first[self.source_id] + self.source_row
 
+    def arrays(self, with_sources: bool = False) -> tuple:
+        """The batch as the compiled twins take it: (rows, caplen, in_port, sources,
+        source_id, source_row), ``sources`` as (read buffer, frame offsets) per source
+        (with ``with_sources``: the bytes of frames longer than a row's head are needed)."""
+        sources = [(s.block, np.ascontiguousarray(s.offsets, np.int64)) for s in self.sources] if with_sources else None
+        return (self.rows, self.caplen, self.in_port, sources, np.ascontiguousarray(self.source_id, np.int64),
+                np.ascontiguousarray(self.source_row, np.int64))
+
     def select(self, rows: np.ndarray) -> "PacketBatch":
         """The packets ``rows`` (indexes, in order) as a batch of their own."""
         return PacketBatch(self.rows[rows], self.caplen[rows], self.in_port[rows], self.burst[rows], self.sources,

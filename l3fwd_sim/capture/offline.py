@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from ..errors import SimError
-from .location import as_location, identity
+from .location import as_location, identity, is_url, size
 from .pcap import PcapReader
 from .pcapng import PCAPNG_MAGIC, PcapngReader
 from .source import Source
@@ -28,10 +28,12 @@ class OpenCaptures:
     before any output exists — and handed to the first reader that asks for it. A pipe,
     FIFO or ``/dev/stdin`` can be read only once, so one that is given twice is refused,
     and so is one when every process must open the inputs again (``reopen``: the option
-    that makes them, ``--jobs N`` or ``--cluster``)."""
+    that makes them, ``--jobs N`` or ``--cluster``). ``input_bytes``: their total size,
+    as ``stat`` tells it before anything is read (a pipe or a URL counts as large)."""
 
     def __init__(self, paths, reopen: str | None = None):
         self._open: dict[tuple[int, int], PcapReader] = {}
+        self.input_bytes = 0
         try:
             for path in map(as_location, paths):
                 key, regular = identity(path)
@@ -43,6 +45,7 @@ class OpenCaptures:
                     raise SimError(f"{path}: not a regular file (a pipe?); with {reopen} every process opens the "
                                    "inputs again: read it in one process")
                 self._open[key] = open_offline(path)
+                self.input_bytes += size(path) if regular and not is_url(path) else 1 << 62
         except BaseException:
             self.close()
             raise

@@ -54,6 +54,7 @@ _MAGIC = {0xA1B2C3D4: False, 0xA1B23C4D: True}   # magic -> nanosecond timestamp
 _OTHER_FORMATS = {b"\x28\xb5\x2f\xfd": "zstd-compressed", b"BZh": "bzip2-compressed",
                   b"\xfd7zXZ\x00": "xz-compressed", b"\x04\x22\x4d\x18": "lz4-compressed",
                   b"\xa1\xb2\xcd\x34": "a modified (Kuznetzov) pcap", b"\x34\xcd\xb2\xa1": "a modified (Kuznetzov) pcap"}
+WALK_RECORDS = 65536          # records walked at a time (as many as a super-burst holds: one walk a read)
 _LT_FCS_PRESENT = 0x04000000  # libpcap pcap-common.h: FCS length in the top 4 bits, in 16-bit words
 
 
@@ -188,7 +189,7 @@ class PcapReader:
 
     def read(self, max_records: int) -> RecordBatch:
         """Return up to ``max_records`` further records (fewer only at end of file)."""
-        parts: list[tuple] = []      # (offsets, rows) per run of records
+        parts: list[tuple] = []      # (offsets, rows, record bytes) per run of records
         count = 0
         self._compact()
         self._fill(min(len(self._buf) - HEAD_BYTES - self._start, max_records * 96))
@@ -198,14 +199,41 @@ class PcapReader:
                 break
             taken = self._take_fixed_run(max_records - count, parts)
             if taken < 16:
-                taken += self._walk(min(4096, max_records - count - taken), parts)
+                taken += self._walk(min(WALK_RECORDS, max_records - count - taken), parts)
             if not taken:
                 break
             count += taken
-        if self._eof and count < max_records and self.truncated_at is None and \
-                (self._start < self._end or self._stream_cut):
-            self.truncated_at = self._file_pos
+        self._note_cut(count < max_records)
         return self._batch(parts)
+
+    def skip(self, records: int) -> int:
+        """Read past up to ``records`` further records without handing them over (those
+        another process forwards): their lengths are walked, nothing is copied. Returns
+        how many there were; the end of the file is noted as :meth:`read` notes it."""
+        if self.file_format != "pcap":             # pcapng's blocks: walked as read() walks them
+            return len(self.read(records))
+        offsets = np.empty(min(records, 65536), np.int64)
+        skipped = 0
+        while skipped < records:
+            self._compact()                         # the walked bytes are dead
+            self._fill(min(len(self._buf) - HEAD_BYTES, max(16 + MAX_CAPLEN, (records - skipped) * 96)))
+            got, pos, bad = kernels.scan_records(self._buf, self._start, self._end, min(records - skipped, len(offsets)),
+                                                 self._order == ">", MAX_CAPLEN, offsets, None)
+            self._advance(pos - self._start)
+            if bad:
+                self._record_header(pos)               # raises, naming the offset
+            skipped += got
+            if not got:                                 # no whole record left: the end of the file
+                break
+        self._note_cut(skipped < records)
+        self.records_read += skipped
+        return skipped
+
+    def _note_cut(self, short: bool) -> None:
+        """After a read that got fewer records than asked: a file that ends inside a
+        record (or gzip data cut short) is noted for :meth:`cut_short`."""
+        if self._eof and short and self.truncated_at is None and (self._start < self._end or self._stream_cut):
+            self.truncated_at = self._file_pos
 
     def _record_header(self, pos: int):
         sec, frac, cap, wire = self._unpack(self._buf, pos)
@@ -240,7 +268,7 @@ class PcapReader:
         if self._order == ">":                 # headers swapped into padded rows of our own
             rows = padded(rows)
             headers_to_little_endian(rows)
-        parts.append((self._start + 16 + stride * np.arange(n, dtype=np.int64), rows))
+        parts.append((self._start + 16 + stride * np.arange(n, dtype=np.int64), rows, stride * n))
         self._advance(stride * n)
         return n
 
@@ -251,6 +279,8 @@ class PcapReader:
         offsets = np.empty(limit, np.int64)
         rows = np.empty((limit, RECORD_ROW), np.uint8)
         count = 0
+        if self._plain:                               # as stored: walked and laid out in one pass
+            return self._walk_plain(offsets, rows, parts)
         while count < limit:
             self._fill(min(READ_BLOCK, 16 + MAX_CAPLEN))
             got, pos, bad = kernels.scan_records(self._buf, self._start, self._end, limit - count, self._order == ">",
@@ -269,6 +299,25 @@ class PcapReader:
                              rows, self._snap, self._fcs, [(self._link, slice(None))] if self._link else [])
         return count
 
+    def _walk_plain(self, offsets: np.ndarray, rows: np.ndarray, parts: list) -> int:
+        """:meth:`_walk` of records that need nothing but libpcap's snaplen cut."""
+        count = frame_bytes = 0
+        while count < len(rows):
+            self._fill(min(READ_BLOCK, 16 + MAX_CAPLEN))
+            got, pos, bad, frames = kernels.walk_rows(self._buf, self._start, self._end, len(rows) - count,
+                                                      self._order == ">", MAX_CAPLEN, self._snap, offsets[count:],
+                                                      rows[count:])
+            self._advance(pos - self._start)
+            if bad:
+                self._record_header(pos)               # raises, naming the offset
+            count += got
+            frame_bytes += frames
+            if not got:                               # nothing more fits: end of file (or a cut record)
+                break
+        if count:
+            parts.append((offsets[:count], rows[:count], 16 * count + frame_bytes))
+        return count
+
     def _add_walked(self, parts: list, offsets, caplen, wirelen, rows, snap, fcs, conversions) -> None:
         """Records as libpcap hands them over, as Ethernet: the snaplen cut, the FCS
         removed, other link types converted (``conversions``: (Conversion, rows) pairs);
@@ -283,7 +332,7 @@ class PcapReader:
         header = rows[:, :16].view("<u4")
         header[:, CAPLEN], header[:, WIRELEN] = caplen, wirelen
         kernels.gather_windows(self._buf, offsets, caplen, rows[:, 16:])
-        parts.append((offsets, rows))
+        parts.append((offsets, rows, 16 * len(rows) + int(caplen.sum())))
 
     def _advance(self, nbytes: int) -> None:
         self._start += nbytes
@@ -300,11 +349,12 @@ class PcapReader:
             return RecordBatch(np.zeros((0, RECORD_ROW), np.uint8), self._buf, np.zeros(0, np.int64),
                                self._rows_nanosecond, first, self.path)
         if len(parts) == 1:
-            offsets, rows = parts[0]
+            offsets, rows, _ = parts[0]
         else:
-            offsets, rows = np.concatenate([o for o, _ in parts]), np.concatenate([padded(r) for _, r in parts])
+            offsets, rows = np.concatenate([o for o, _, _ in parts]), np.concatenate([padded(r) for _, r, _ in parts])
         self.records_read += len(rows)
-        return RecordBatch(rows, self._buf, offsets, self._rows_nanosecond, first, self.path)
+        return RecordBatch(rows, self._buf, offsets, self._rows_nanosecond, first, self.path,
+                           known_bytes=sum(part[2] for part in parts))
 
 
 @contextmanager

@@ -295,9 +295,9 @@ class PcapngReader(PcapReader):
             parts[-1] = (*parts[-1], high)
 
     def _batch(self, parts: list):
-        batch = super()._batch([part[:2] for part in parts])
-        if any(len(part) > 2 for part in parts):
-            batch.seconds_high = np.concatenate([part[2] if len(part) > 2 else np.zeros(len(part[0]), np.int64)
+        batch = super()._batch([part[:3] for part in parts])
+        if any(len(part) > 3 for part in parts):
+            batch.seconds_high = np.concatenate([part[3] if len(part) > 3 else np.zeros(len(part[0]), np.int64)
                                                  for part in parts])
         return batch
 
@@ -339,6 +339,6 @@ class PcapngReader(PcapReader):
         rows = np.zeros((n, RECORD_ROW), np.uint8)
         record_headers(rows, fields[:, 5], fields[:, 6], ts_ns, True)
         rows[:, 16:16 + width] = np.ndarray((n, width), np.uint8, self._buf, pos + 28, (length, 1))
-        parts.append((pos + 28 + length * np.arange(n, dtype=np.int64), rows))
+        parts.append((pos + 28 + length * np.arange(n, dtype=np.int64), rows, n * (16 + cap)))
         self._advance(length * n)
         return n

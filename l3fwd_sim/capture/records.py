@@ -44,9 +44,16 @@ class RecordBatch:
     first: int = 0        # the capture's record number of rows[0] (0-based)
     path: Path | None = None               # the capture, for messages
     seconds_high: np.ndarray | None = None  # int64 seconds >> 32 per record; None when all are 0
+    known_bytes: int | None = None         # record_bytes, when the reader knew it without a pass
 
     def __len__(self) -> int:
         return len(self.records)
+
+    @property
+    def record_bytes(self) -> int:
+        """The bytes these records take in a classic pcap: 16 per record header plus
+        the frames as handed over."""
+        return self.known_bytes if self.known_bytes is not None else 16 * len(self) + int(self.caplen.sum())
 
     @cached_property
     def rows(self) -> np.ndarray:

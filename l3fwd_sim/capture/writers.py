@@ -3,7 +3,9 @@
 Packets go to the file of their TX port in processing order (TX buffering never
 reorders a port, design-notes §1). One stable radix sort of the destinations groups a
 super-burst by port; the records are laid out once in a reused buffer and each port's
-contiguous slice is written with one call.
+contiguous slice is written with one call. Its compiled twin (``records.c``'s
+``scatter_records``) lays every record of a classic pcap output — row and rest of the
+frame — straight into its port's part of one reused buffer, in one pass.
 """
 from __future__ import annotations
 
@@ -11,13 +13,14 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import compiled
 from ..errors import SimError
 from . import kernels
 from .atomic import AtomicFile
 from .batch import PacketBatch
 from .pcap import PcapWriter, paused_gc
 from .pcapng_writer import EPB, SHB, PcapngWriter
-from .records import HEAD_BYTES, PCAP_SECONDS, RECORD_ROW, as_items, utc_text
+from .records import HEAD_BYTES, RECORD_ROW, as_items, utc_text
 
 OUTPUT_FORMATS = ("auto", "pcap", "pcapng")    # --output-format; a format's name is its files' suffix
 
@@ -53,6 +56,7 @@ class PortOutputs:
         self._nanosecond = nanosecond
         self._pcapng = output_format == "pcapng"
         self._rows = np.empty(0, np.uint8)
+        self._ports = max(self.writers, default=-1) + 1
 
     def _buffer(self, n: int, width: int) -> np.ndarray:
         if len(self._rows) < n * width:            # grown once, then reused: no page faults per batch
@@ -63,6 +67,8 @@ class PortOutputs:
         """Append the packets of ``batch`` to the pcap of their ``dest`` port (-1: dropped).
         With ``reserve`` (``--jobs``: the outputs are shared), ``reserve({port: bytes})``
         returns the file offset of each port's records instead, and they are written there."""
+        if (k := compiled.native()) is not None and self.as_read(batch.sources):
+            return self._write_compiled(k, batch, dest, reserve)
         order = np.argsort(dest.astype(np.int16), kind="stable")    # radix sort; drops first
         bounds = np.cumsum(np.bincount(dest + 1, minlength=max(self.writers) + 2))
         first = int(bounds[0])
@@ -103,6 +109,48 @@ class PortOutputs:
                 part = slice(start, end)
                 writer.write_parts(_parts(batch, sorted_rows[part], cap, in_place[part], offsets[part],
                                           block_id[part]), end - start, at.get(port))
+
+    def as_read(self, sources: list) -> bool:
+        """Records of these :class:`~.records.RecordBatch` go out with their record
+        headers as read: a classic pcap output in the inputs' resolution, no time stamp
+        past 2106."""
+        return not self._pcapng and all(s.nanosecond == self._nanosecond and s.seconds_high is None for s in sources)
+
+    def layout_buffer(self, capacity: int) -> np.ndarray:
+        """A reused buffer with a part of ``capacity`` bytes for each TX port (port k's
+        part first), for records laid out by TX port (``lcore.c``: each part holds a
+        row's room past its last record)."""
+        size = self._ports * capacity
+        if len(self._rows) < size:
+            self._rows = np.empty(size, np.uint8)
+        return self._rows[:size]
+
+    def write_laid_out(self, data: np.ndarray, capacity: int, sizes: np.ndarray, counts: np.ndarray,
+                       reserve=None) -> None:
+        """Write port k's ``counts[k]`` records laid out in the first ``sizes[k]`` bytes of
+        its part of ``data`` (:meth:`layout_buffer`); with ``reserve``, at the offsets it
+        gives (as :meth:`write`)."""
+        self._write_parts(data, capacity * np.arange(len(sizes)), sizes, counts, reserve)
+
+    def _write_parts(self, data: np.ndarray, starts, sizes: np.ndarray, counts: np.ndarray, reserve) -> None:
+        """Write port k's ``counts[k]`` records, ``data[starts[k]:starts[k] + sizes[k]]``."""
+        at = reserve({port: int(sizes[port]) for port in self.writers}) if reserve is not None else {}
+        for port, writer in self.writers.items():
+            if counts[port]:
+                start = int(starts[port])
+                writer.write_parts([data[start:start + sizes[port]]], int(counts[port]), at.get(port))
+
+    def _write_compiled(self, k, batch: PacketBatch, dest: np.ndarray, reserve) -> None:
+        """:meth:`write` by ``scatter_records``: every sent record laid out once, in its
+        port's part of one reused buffer (the parts one after another, each with a row's
+        room after it); each part written with one call."""
+        size = 16 * len(batch) + int(batch.caplen.sum()) + self._ports * RECORD_ROW
+        if len(self._rows) < size:
+            self._rows = np.empty(size, np.uint8)
+        sizes, counts, starts = np.zeros((3, self._ports), np.int64)
+        k.scatter_records(batch.arrays(with_sources=True), np.ascontiguousarray(dest, np.int64), self._rows,
+                          sizes, counts, starts)
+        self._write_parts(self._rows, starts, sizes, counts, reserve)
 
     def _to_output_resolution(self, batch: PacketBatch, sent: np.ndarray, rows: np.ndarray) -> None:
         """Record headers whose fractions are in another resolution than the output's: a

@@ -34,7 +34,7 @@ from ..capture.offline import open_offline
 from ..capture.writers import PortOutputs
 from ..errors import SimError
 from .lcore import Lcore, main_loop, open_readers, report_cut_short
-from .polling import poll, skip_records
+from .polling import receive, skip_records
 from .stats import RunStats
 from .trace import BurstTracer, Describe, Spool
 from .tx import TxLog, TxModel
@@ -92,7 +92,7 @@ def forward_chunk(lcore: Lcore, chunk: int, rounds: int, indexes: list[CaptureIn
         with open_readers(lcore.inputs) as readers:
             for (_, reader), index in zip(readers, indexes):
                 _start_at(reader, index, first, rounds * lcore.rx_burst)
-            main_loop(lcore, poll(readers, lcore.rx_burst, lcore.chunk_packets, (0, rounds)), outputs, stats, log,
+            main_loop(lcore, receive(readers, lcore.rx_burst, lcore.chunk_packets, (0, rounds)), outputs, stats, log,
                       trace=tracer)
             if (chunk + 1) * rounds * lcore.rx_burst >= max(index.records for index in indexes):
                 report_cut_short(readers, stats)        # the last chunk read every input to its end

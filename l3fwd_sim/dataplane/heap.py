@@ -13,7 +13,6 @@ done, and only speed differs.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3     # mallopt's parameter numbers (malloc.h)
@@ -26,7 +25,7 @@ def keep_batches_on_heap() -> bool:
     glibc's own adjustment does: freed memory stays for the next super-burst); whether
     it was done."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc = ctypes.CDLL(None)          # the process's own symbols (libc's among them): no ldconfig to ask
         return bool(libc.mallopt(M_MMAP_THRESHOLD, THRESHOLD)) and bool(libc.mallopt(M_TRIM_THRESHOLD, 2 * THRESHOLD))
     except (OSError, AttributeError):
         return False

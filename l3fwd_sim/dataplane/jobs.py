@@ -22,7 +22,7 @@ from typing import Callable
 from ..capture.writers import PortOutputs
 from ..errors import SimError
 from .lcore import Lcore, main_loop, open_readers, report_cut_short
-from .polling import poll
+from . import polling
 from .stats import RunStats
 from .trace import BurstTracer, Spool
 from .tx import TxLog, TxModel
@@ -103,7 +103,7 @@ def _forward_share(k: int, jobs: int, lcore: Lcore, outputs: PortOutputs, stats:
             turn, log = _Turn(receive, send, results), TxLog()
             tracer = tracing and BurstTracer(tracing.limit, tracing.lcore, tracing.rx_queues, lcore.tx_ports,
                                              spool.append, position * len(lcore.inputs))
-            main_loop(lcore, poll(readers, lcore.rx_burst, lcore.chunk_packets, (first, first + rounds)),
+            main_loop(lcore, polling.receive(readers, lcore.rx_burst, lcore.chunk_packets, (first, first + rounds)),
                       outputs, stats, log, turn, tracer)
             position = (chunk + 1) * rounds
             if not turn.taken:                        # an empty chunk: every input is read

@@ -11,6 +11,7 @@ line, which saves less than its import costs below ~4M lines.
 """
 from __future__ import annotations
 
+import functools
 import json
 
 import numpy as np
@@ -18,6 +19,7 @@ import numpy as np
 TEXT, CHOICE, NUMBER, BLOCK = range(4)
 
 
+@functools.cache
 def _limb_tables() -> np.ndarray:
     """Four digits of a number per row, NUL where a digit is a leading zero. A limb is
     looked up at ``value + 10000 * started + 20000 * last``: ``started`` when a more
@@ -31,7 +33,6 @@ def _limb_tables() -> np.ndarray:
     return np.concatenate([first, digits, leading, digits])
 
 
-_LIMBS = _limb_tables()
 _NULL = np.frombuffer(b"null", np.uint8)
 
 
@@ -152,7 +153,7 @@ def _decimal(values: np.ndarray) -> np.ndarray:
         started[:, 1:] = np.maximum.accumulate(index[:, :-1], axis=1) > 0
         index += 10000 * started
         index[:, -1] += 20000
-    cells = np.take(_LIMBS, index, axis=0).reshape(len(values), 4 * limbs)
+    cells = np.take(_limb_tables(), index, axis=0).reshape(len(values), 4 * limbs)
     if null.any():
         cells[null] = 0
         cells[null, :4] = _NULL

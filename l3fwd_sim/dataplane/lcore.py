@@ -1,13 +1,20 @@
 """The lcore's main loop: read a super-burst, forward it, account for TX, write it out
 (l3fwd's ``lpm_main_loop``, testpmd's ``run_pkt_fwd_on_lcore``). Shared by ``run`` and
-``testpmd``, and by ``--jobs`` processes."""
+``testpmd``, and by ``--jobs`` processes.
+
+Its compiled twin, ``lcore.c``, runs the stages between reading and writing for a path
+that has one (l3fwd's multi path: :attr:`Lcore.compiled_forward`) a sub-burst at a time,
+so that each packet's bytes stay in the caches from stage to stage — the way DPDK's own
+loop goes burst by burst. The staged loop below is the definition; it also runs whenever
+a super-burst needs more than the twin does (a trace, pcapng outputs, time stamps to
+convert)."""
 from __future__ import annotations
 
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -15,11 +22,15 @@ from .. import compiled
 from ..capture import location
 from ..capture.offline import OpenCaptures, open_offline
 from ..capture.pcap import PcapReader
+from ..capture.records import RECORD_ROW
 from ..capture.writers import PortOutputs
-from .polling import poll
+from .polling import Received, receive
 from . import heap, rx
+from .ports import MAX_PORTS as MAX_TX_PORTS
 from .stats import RunStats
-from .trace import BurstTracer, Decisions, Spool, TraceFile, Tracing
+
+if TYPE_CHECKING:
+    from .trace import Tracing
 
 
 @dataclass
@@ -40,9 +51,10 @@ class Lcore:
     tracing: Tracing | None = None           # run --trace: then forward(batch, timer, decisions)
     captures: OpenCaptures | None = None     # the inputs, opened once up front (None: open them here)
     output_format: str = "pcap"              # or "pcapng" (then output_name ends in .pcapng)
+    compiled_forward: Callable[[], tuple | None] | None = None   # the path's compiled twin for lcore.c
 
 
-def forward_all(lcore: Lcore, outdir: Path, stats: RunStats, tx=None) -> list[Spool]:
+def forward_all(lcore: Lcore, outdir: Path, stats: RunStats, tx=None) -> list:
     """Forward every polling round of the inputs into ``outdir/port<N>.pcap``
     (committed only if everything went well), counting into ``stats`` and ``tx``. When
     tracing, the trace goes to ``outdir/trace.jsonl``, or into the returned spool when
@@ -51,6 +63,7 @@ def forward_all(lcore: Lcore, outdir: Path, stats: RunStats, tx=None) -> list[Sp
     tracing, trace_file, spools, tracer = lcore.tracing, None, [], None
     try:
         if tracing:
+            from .trace import BurstTracer, Spool, TraceFile      # the trace machinery, only when tracing
             if tracing.spool:
                 spools.append(Spool.create(outdir))
                 sink = spools[0].append
@@ -59,7 +72,7 @@ def forward_all(lcore: Lcore, outdir: Path, stats: RunStats, tx=None) -> list[Sp
                 sink = trace_file.write
             tracer = BurstTracer(tracing.limit, tracing.lcore, tracing.rx_queues, lcore.tx_ports, sink)
         with open_readers(lcore.inputs, lcore.captures) as readers:
-            main_loop(lcore, poll(readers, lcore.rx_burst, lcore.chunk_packets), outputs, stats, tx, trace=tracer)
+            main_loop(lcore, receive(readers, lcore.rx_burst, lcore.chunk_packets), outputs, stats, tx, trace=tracer)
             report_cut_short(readers, stats)
         outputs.commit()
         if trace_file:
@@ -98,54 +111,98 @@ def report_cut_short(readers: list[tuple[int, PcapReader]], stats: RunStats) -> 
             stats.input_cut_short(port, warning)
 
 
-def main_loop(lcore: Lcore, batches, outputs: PortOutputs, stats: RunStats, tx, turn=None,
-              trace: BurstTracer | None = None) -> None:
-    """Forward super-bursts, account for their TX, count and write them. With ``turn``
-    (``--jobs``: the outputs are shared), each write takes its place in the files from
-    ``turn.reserve``. With ``trace``, the packets it asks for are traced."""
+def main_loop(lcore: Lcore, received, outputs: PortOutputs, stats: RunStats, tx, turn=None,
+              trace=None) -> None:
+    """Forward the super-bursts of ``received`` (:func:`~.polling.receive`), account for
+    their TX, count and write them. With ``turn`` (``--jobs``: the outputs are shared),
+    each write takes its place in the files from ``turn.reserve``. With ``trace``, the
+    packets it asks for are traced."""
     heap.keep_batches_on_heap()
     total_bytes = sum(location.size(p) for _, p in lcore.inputs)
     done_bytes = 0
+    scratch: dict = {}
+    path = lcore.compiled_forward() if lcore.compiled_forward and not trace else None   # (its tables, ACL step drops)
 
     @contextmanager
     def timer(stage: str):
-        t0, imported = time.perf_counter(), compiled.import_seconds
+        t0 = time.perf_counter()
         yield
-        once = compiled.import_seconds - imported      # the compiled kernels were imported in this stage
-        stats.add_stage_time(stage, time.perf_counter() - t0 - once)
-        if once:
-            stats.add_setup_time("kernels", once)
+        stats.add_stage_time(stage, time.perf_counter() - t0)
 
     while True:
-        kept = records = decisions = None
         with timer("read"):
-            batch = next(batches, None)
-            if batch is not None:
-                stats.count_queues(batch.burst % len(lcore.inputs), len(lcore.inputs))
-                records = trace.take(batch) if trace else None     # before any stage edits the heads
-            if batch is not None and (dropped := rx.oversize(batch.caplen)).any():
-                stats.count(batch.in_port[dropped], np.full(int(dropped.sum()), stats.code("oversize"), np.uint8),
-                            np.full(int(dropped.sum()), -1))
-                kept = np.flatnonzero(~dropped)
-                batch = batch.select(kept)
-        if batch is None:
+            burst = next(received, None)
+        if burst is None:
             break
-        if records is not None:
-            decisions = Decisions(len(batch), lcore.tracing.describe.tables)
-        dest, reason = np.zeros(0, np.int64), np.zeros(0, np.uint8)
-        if len(batch):
-            dest, reason = lcore.forward(batch, timer) if decisions is None else lcore.forward(batch, timer, decisions)
-            with timer("tx"):
-                if lcore.account:
-                    lcore.account(tx, batch.burst, dest, reason)
-                stats.count(batch.in_port, reason, dest)
-        if trace:
-            with timer("trace"):
-                trace.record(records, kept, dest, reason, stats.code("oversize"), decisions)
-        if not len(batch):
-            continue
+        stats.count_queues(burst.queue_rx)
+        k = compiled.native() if path else None
+        if k is not None and outputs.as_read([records for _, _, records in burst.sources]):
+            _forward_compiled(k, path, burst, outputs, stats, tx, turn, timer, scratch)
+        else:
+            _forward_staged(lcore, burst, outputs, stats, tx, turn, trace, timer)
+        if lcore.progress:
+            done_bytes += burst.record_bytes
+            lcore.progress(min(done_bytes, total_bytes), total_bytes)
+
+
+def _forward_staged(lcore: Lcore, burst: Received, outputs: PortOutputs, stats: RunStats, tx, turn,
+                    trace, timer) -> None:
+    """One super-burst through the stages, each over all of it."""
+    kept = decisions = None
+    with timer("read"):
+        batch = burst.merge()
+        records = trace.take(batch) if trace else None     # before any stage edits the heads
+        if (dropped := rx.oversize(batch.caplen)).any():
+            stats.count(batch.in_port[dropped], np.full(int(dropped.sum()), stats.code("oversize"), np.uint8),
+                        np.full(int(dropped.sum()), -1))
+            kept = np.flatnonzero(~dropped)
+            batch = batch.select(kept)
+    if records is not None:
+        from .trace import Decisions
+        decisions = Decisions(len(batch), lcore.tracing.describe.tables)
+    dest, reason = np.zeros(0, np.int64), np.zeros(0, np.uint8)
+    if len(batch):
+        dest, reason = lcore.forward(batch, timer) if decisions is None else lcore.forward(batch, timer, decisions)
+        with timer("tx"):
+            if lcore.account:
+                lcore.account(tx, batch.burst, dest, reason)
+            stats.count(batch.in_port, reason, dest)
+    if trace:
+        with timer("trace"):
+            trace.record(records, kept, dest, reason, stats.code("oversize"), decisions)
+    if len(batch):
         with timer("write"):
             outputs.write(batch, dest, turn.reserve if turn else None)
-        if lcore.progress:
-            done_bytes += int(batch.caplen.sum()) + 16 * len(batch)
-            lcore.progress(min(done_bytes, total_bytes), total_bytes)
+
+
+SUB_BURST_PACKETS = 1024        # lcore.c's sub-bursts: a packet's row, columns and output stay in L1/L2
+
+
+def _forward_compiled(k, path: tuple, burst: Received, outputs: PortOutputs, stats: RunStats, tx, turn, timer,
+                      scratch: dict) -> None:
+    """One super-burst by ``lcore.c``: received, forwarded, accounted for, counted and
+    laid out per TX port sub-burst by sub-burst; then the TX calls go to the TX model
+    (or ``--jobs``' log) and each port's records are written with one call."""
+    with timer("forward"):
+        n = burst.packets
+        sub = max(SUB_BURST_PACKETS, burst.rx_burst * len(burst.sources))
+        if scratch.get("packets", 0) < sub:
+            scratch.update(packets=sub, rows=np.empty((sub, RECORD_ROW), np.uint8),
+                           columns=np.empty((6, sub), np.int64), reason=np.empty(sub, np.uint8))
+        capacity = burst.record_bytes + RECORD_ROW          # any one port's records, and a row's room after them
+        data = outputs.layout_buffer(capacity)
+        counts = stats.counters()
+        runs = np.empty((2, n), np.int64), np.empty(n, np.uint8)
+        out_bytes, out_packets = np.zeros((2, MAX_TX_PORTS), np.int64)
+        routes, step_drops = path
+        _, n_runs = k.lcore_step(
+            [(records.records, port, place) for place, port, records in burst.sources],
+            [(records.block, np.ascontiguousarray(records.offsets, np.int64)) for _, _, records in burst.sources],
+            (burst.rx_burst, burst.queues, burst.first_round), routes, step_drops,
+            (stats.code("oversize"), rx.MBUF_DATA_ROOM), counts, (*runs[0], runs[1]),
+            (data, capacity, out_bytes, out_packets), (scratch["rows"], *scratch["columns"], scratch["reason"]))
+        stats.add_counts(*counts)
+    with timer("tx"):
+        tx.send_runs(runs[0][0, :n_runs], runs[0][1, :n_runs], runs[1][:n_runs])
+    with timer("write"):
+        outputs.write_laid_out(data, capacity, out_bytes, out_packets, turn.reserve if turn else None)

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import compiled
 from ..capture.atomic import AtomicFile
+from .ports import MAX_PORTS
 
 # Drops of the port itself, before any application sees the packet; their codes follow
 # the application's own (an application's code i + 1 is its reasons[i]).
@@ -31,7 +33,7 @@ class RunStats:
         self._drops = {p: np.zeros(len(self.reasons) + 1, np.int64) for p in rx_ports}
         self._out = {p: 0 for p in tx_ports}
         self.stage_seconds: dict[str, float] = {}
-        self.setup_seconds: dict[str, float] = {}   # one-time costs: table builds, the kernels' import
+        self.setup_seconds: dict[str, float] = {}   # one-time costs: table builds
         self.warnings: list[str] = []
         self.cut_short: dict[int, int] = {}   # RX port -> records lost to a cut-short input (0 or 1)
         self.elapsed = 0.0
@@ -43,14 +45,31 @@ class RunStats:
         self.trace: dict | None = None        # what stats.json says about the trace
 
     def count(self, in_port: np.ndarray, reason: np.ndarray, dest: np.ndarray) -> None:
+        """Count a super-burst: each packet's RX port, drop reason (0: sent) and TX port
+        (-1: dropped). ``stats.c`` twins it."""
         width = len(self.reasons) + 1
+        if (k := compiled.native()) is not None:
+            rx, drops = np.zeros(max(self.rx_ports) + 1, np.int64), np.zeros((max(self.rx_ports) + 1, width), np.int64)
+            out = np.zeros(max(self.tx_ports) + 2, np.int64)
+            k.count_packets(np.ascontiguousarray(in_port, np.int64), np.ascontiguousarray(reason, np.uint8),
+                            np.ascontiguousarray(dest, np.int64), rx, drops, out)
+            self.add_counts(rx, drops, out)
+            return
         rx = np.bincount(in_port, minlength=max(self.rx_ports) + 1)
         dropped = np.flatnonzero(reason)          # usually few: counted apart from the rx pass
         drops = np.bincount(in_port[dropped] * width + reason[dropped], minlength=len(rx) * width).reshape(-1, width)
+        self.add_counts(rx, drops, np.bincount(dest + 1, minlength=max(self.tx_ports) + 2))
+
+    def counters(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Zeroed counters for any port (0..31) as :meth:`add_counts` takes them."""
+        return (np.zeros(MAX_PORTS, np.int64), np.zeros((MAX_PORTS, len(self.reasons) + 1), np.int64),
+                np.zeros(MAX_PORTS + 1, np.int64))
+
+    def add_counts(self, rx: np.ndarray, drops: np.ndarray, out: np.ndarray) -> None:
+        """Add counts by RX port (``rx``, ``drops`` by reason code) and by TX port + 1 (``out``)."""
         for port in self.rx_ports:
             self._rx[port] += int(rx[port])
             self._drops[port] += drops[port]
-        out = np.bincount(dest + 1, minlength=max(self.tx_ports) + 2)
         for port in self.tx_ports:
             self._out[port] += int(out[port + 1])
 
@@ -61,10 +80,10 @@ class RunStats:
     def code(self, reason: str) -> int:
         return self.reasons.index(reason) + 1
 
-    def count_queues(self, place: np.ndarray, queues: int) -> None:
-        """Count received packets per RX queue (``place``: each packet's queue's place
-        in the polling order)."""
-        self.queue_rx = _add_counts(self.queue_rx, np.bincount(place, minlength=queues).tolist())
+    def count_queues(self, received: np.ndarray) -> None:
+        """Count received packets per RX queue (``received``: by the queue's place in the
+        polling order)."""
+        self.queue_rx = _add_counts(self.queue_rx, received.tolist())
 
     def merge(self, other: "RunStats") -> None:
         """Add the counters of a run over another range of rounds (a ``--jobs`` worker)."""
@@ -102,8 +121,8 @@ class RunStats:
         self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + seconds
 
     def add_setup_time(self, what: str, seconds: float) -> None:
-        """A one-time cost (``tables``: parse the rule files and build the tables;
-        ``kernels``: import the compiled kernels), kept apart from the stages."""
+        """A one-time cost (``tables``: parse the rule files and build the tables), kept
+        apart from the stages."""
         self.setup_seconds[what] = self.setup_seconds.get(what, 0.0) + seconds
 
     def to_dict(self) -> dict:
@@ -179,7 +198,7 @@ def _add_counts(a: list[int], b: list[int]) -> list[int]:
     return [x + y for x, y in zip(a, b)] if a and b else list(a or b)
 
 
-SETUP_NAMES = {"tables": "route tables", "kernels": "compiled kernels' import"}
+SETUP_NAMES = {"tables": "route tables"}
 
 
 def _stage_table(stats: dict) -> list[str]:

@@ -16,30 +16,71 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import compiled
+
 MAX_PKT_BURST = 512
 
 
 class TxModel:
+    """The per-port TX buffers of one lcore, counted: for each port its buffer's length
+    and the ``tx_bursts`` (``rte_eth_tx_burst`` calls), ``direct`` and ``buffered``
+    packets and ``runs`` (``send_packetsx4`` calls) so far. ``tx.c`` twins
+    :meth:`send_runs`."""
+
+    COUNTERS = ("len", "tx_bursts", "direct", "buffered", "runs")
+
     def __init__(self, ports: list[int], rx_burst: int, tx_burst: int):
+        self.ports = list(ports)
         self.rx_burst = rx_burst
         self.tx_burst = tx_burst
-        self._len = {p: 0 for p in ports}
-        self.tx_bursts = {p: 0 for p in ports}
-        self.direct = {p: 0 for p in ports}
-        self.buffered = {p: 0 for p in ports}
-        self.runs = {p: 0 for p in ports}           # send_packetsx4 calls (multi path)
+        self._counts = np.zeros((len(self.COUNTERS), max(self.ports, default=-1) + 1), np.int64)
+        self._len, self._tx_bursts, self._direct, self._buffered, self._runs = self._counts
+
+    def _per_port(self, counter: np.ndarray) -> dict[int, int]:
+        return {port: int(counter[port]) for port in self.ports}
+
+    @property
+    def tx_bursts(self) -> dict[int, int]:
+        return self._per_port(self._tx_bursts)
+
+    @property
+    def direct(self) -> dict[int, int]:
+        return self._per_port(self._direct)
+
+    @property
+    def buffered(self) -> dict[int, int]:
+        return self._per_port(self._buffered)
+
+    @property
+    def runs(self) -> dict[int, int]:
+        return self._per_port(self._runs)
 
     def send_single(self, counts: dict[int, int]) -> None:
         """``send_single_packet`` for ``counts[port]`` consecutive packets per port."""
         for port, n in counts.items():
             total = self._len[port] + n
-            self.tx_bursts[port] += total // self.rx_burst
+            self._tx_bursts[port] += total // self.rx_burst
             self._len[port] = total % self.rx_burst
-            self.buffered[port] += n
+            self._buffered[port] += n
 
-    def send_runs(self, run_ports: np.ndarray, run_lens: np.ndarray) -> None:
-        """``send_packetsx4`` for each run, in order."""
+    def send_runs(self, run_ports: np.ndarray, run_lens: np.ndarray, single: np.ndarray | None = None) -> None:
+        """``send_packetsx4`` for each run, in order — or, where ``single`` is set,
+        ``send_single_packet`` for each of the run's packets (ACL mode's bursts with drops)."""
         if not len(run_ports):
+            return
+        if (k := compiled.native()) is not None:
+            k.send_runs((*self._counts, self.rx_burst, self.tx_burst), np.ascontiguousarray(run_ports, np.int64),
+                        np.ascontiguousarray(run_lens, np.int64),
+                        None if single is None else np.ascontiguousarray(single, np.uint8))
+            return
+        if single is not None and single.any():
+            starts = np.flatnonzero(np.diff(single.astype(np.int8), prepend=-1))
+            for start, end in zip(starts.tolist(), np.append(starts[1:], len(single)).tolist()):
+                if single[start]:
+                    counts = np.bincount(run_ports[start:end], run_lens[start:end]).astype(np.int64)
+                    self.send_single({port: int(n) for port, n in enumerate(counts.tolist()) if n})
+                else:
+                    self.send_runs(run_ports[start:end], run_lens[start:end])
             return
         order = np.argsort(run_ports.astype(np.int16), kind="stable")      # radix: runs per port, in order
         bounds = np.flatnonzero(np.diff(run_ports[order], prepend=-1, append=-1))
@@ -64,7 +105,7 @@ class TxModel:
         def before(i: int) -> int:
             return int(total[i - 1]) if i else 0
 
-        length, bursts, direct, i = self._len[port], 0, 0, 0
+        length, bursts, direct, i = int(self._len[port]), 0, 0, 0
         while i < n:
             if length == 0:                          # direct sends up to the next short run
                 s = int(np.searchsorted(small, i))
@@ -82,26 +123,23 @@ class TxModel:
             length = (int(total[end]) - base) % cap
             i = end + 1
         self._len[port] = length
-        self.runs[port] += n
-        self.tx_bursts[port] += bursts
-        self.direct[port] += direct
-        self.buffered[port] += int(total[-1]) - direct
+        self._runs[port] += n
+        self._tx_bursts[port] += bursts
+        self._direct[port] += direct
+        self._buffered[port] += int(total[-1]) - direct
 
     @classmethod
     def total(cls, models: list["TxModel"]) -> "TxModel":
         """The counters of several lcores' TX buffers added up per port."""
-        total = cls(list(models[0].tx_bursts), models[0].rx_burst, models[0].tx_burst)
+        total = cls(models[0].ports, models[0].rx_burst, models[0].tx_burst)
         for model in models:
-            for counter in ("tx_bursts", "direct", "buffered", "runs"):
-                for port, n in getattr(model, counter).items():
-                    getattr(total, counter)[port] += n
+            total._counts += model._counts
         return total
 
     def drain(self) -> None:
-        for port, n in self._len.items():
-            if n:
-                self.tx_bursts[port] += 1
-                self._len[port] = 0
+        """Send every buffer that holds packets."""
+        self._tx_bursts += self._len > 0
+        self._len[:] = 0
 
 
 def same_port_runs(dest: np.ndarray, burst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -110,6 +148,11 @@ def same_port_runs(dest: np.ndarray, burst: np.ndarray) -> tuple[np.ndarray, np.
     §8). Runs of dropped packets (negative ``dest``) are left out: they are freed."""
     if not len(dest):
         return dest[:0], dest[:0]
+    if (k := compiled.native()) is not None:
+        run_ports, run_lens = np.empty(len(dest), np.int64), np.empty(len(dest), np.int64)
+        runs = k.same_port_runs(np.ascontiguousarray(dest, np.int64), np.ascontiguousarray(burst, np.int64),
+                                run_ports, run_lens)
+        return run_ports[:runs], run_lens[:runs]
     change = np.empty(len(dest), bool)
     change[0] = True
     np.not_equal(dest[1:], dest[:-1], out=change[1:])
@@ -145,8 +188,8 @@ class TxLog:
     def send_single(self, counts: dict[int, int]) -> None:
         self.calls.append((TxModel.send_single, counts))
 
-    def send_runs(self, run_ports: np.ndarray, run_lens: np.ndarray) -> None:
-        self.calls.append((TxModel.send_runs, run_ports, run_lens))
+    def send_runs(self, run_ports: np.ndarray, run_lens: np.ndarray, single: np.ndarray | None = None) -> None:
+        self.calls.append((TxModel.send_runs, run_ports, run_lens, single))
 
     def replay(self, model: TxModel) -> None:
         for method, *args in self.calls:

@@ -114,9 +114,10 @@ def classify_burst(routes: AclRoutes, heads: np.ndarray, caplen: np.ndarray, tra
     return kind, truncated, action
 
 
-# Drops of the classification step: a burst with any of them is sent packet by packet.
-_ACL_STEP_DROPS = np.zeros(len(REASON_CODE) + 2, bool)
-_ACL_STEP_DROPS[[REASON_CODE[r] for r in ("acl_deny", "acl_miss", "unknown_ptype", "truncated")]] = True
+# Drops of the classification step, by reason code: a burst with any of them is sent
+# packet by packet (the last code is the dataplane's RX drop, which never reaches here).
+STEP_DROPS = np.zeros(len(REASON_CODE) + 2, np.uint8)
+STEP_DROPS[[REASON_CODE[r] for r in ("acl_deny", "acl_miss", "unknown_ptype", "truncated")]] = 1
 
 
 def account_acl(tx, burst: np.ndarray, dest: np.ndarray, reason: np.ndarray) -> None:
@@ -126,7 +127,7 @@ def account_acl(tx, burst: np.ndarray, dest: np.ndarray, reason: np.ndarray) -> 
     Bursts are accounted in order, each stretch of one kind at once."""
     if not len(dest):
         return
-    single = np.isin(burst, burst[_ACL_STEP_DROPS[reason]])
+    single = np.isin(burst, burst[STEP_DROPS[reason].view(bool)])
     starts = np.flatnonzero(np.diff(single, prepend=~single[0]))
     for start, end in zip(starts.tolist(), np.append(starts[1:], len(dest)).tolist()):
         part = slice(start, end)

@@ -24,3 +24,4 @@ DROP_REASONS = (
     "acl_miss",          # ACL mode: no rule matches (l3fwd drops it; lpm/em/fib send it back)
 )
 REASON_CODE = {name: i + 1 for i, name in enumerate(DROP_REASONS)}
+

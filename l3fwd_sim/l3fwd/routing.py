@@ -73,6 +73,15 @@ class EmRoutes:
     files: dict = field(default_factory=dict)
 
 
+@dataclass
+class Forwarding:
+    """What a pipeline needs besides the packets: ports and route tables."""
+    ports: PortConfig
+    lookup: str
+    routes: LpmRoutes | EmRoutes | AclRoutes
+    derived: dict = field(default_factory=dict)   # what a pipeline derives from the tables once per run
+
+
 def _build(table_cls, rules: LpmRuleArrays, ports: PortConfig, fib: bool):
     """The table of the installed rules, each with its line as rule id: rte_lpm's,
     which refuses depth 0, or rte_fib's, whose default route is the last installed /0

@@ -16,9 +16,8 @@ from typing import Callable
 
 import numpy as np
 
+from .. import compiled
 from ..dataplane.inputs import PortInputs
-from ..dataplane.cluster import connected, run_cluster
-from ..dataplane.jobs import in_processes, run_jobs
 from ..dataplane.lcore import Lcore, forward_all
 from ..capture.location import as_location
 from ..capture.offline import OpenCaptures
@@ -29,27 +28,17 @@ from ..dataplane.queues import Lcores, default_config, lcores_of, parse_config
 from ..dataplane.rss import DEFAULT_KEY, RETA_SIZES, split_by_rss
 from ..dataplane.rx import rx_queue_setup
 from ..dataplane.stats import RunStats, write_json_atomic
-from ..dataplane.trace import TRACE_FILE, Tracing, render_spools
 from ..dataplane.tx import TxModel, account_multi, account_simple
 from ..errors import SimError
 from . import multi, simple
 from .acl import account_acl
 from .pipelines import DROP_REASONS
-from .routing import AclRoutes, EmRoutes, LpmRoutes, load_routes
-from .trace import describe
+from .routing import Forwarding, load_routes
 
 LOOKUPS = ("lpm", "em", "fib", "acl")
 PIPELINES = {"simple": simple.forward, "multi": multi.forward}
 ACL_ALGS = ("scalar", "sse", "avx2", "neon", "altivec", "avx512x16", "avx512x32", "rvv")
 MIN_PKT_LEN, MAX_JUMBO_PKT_LEN = 64, 9600     # RTE_ETHER_MIN_LEN, l3fwd's MAX_JUMBO_PKT_LEN
-
-
-@dataclass
-class Forwarding:
-    """What a pipeline needs besides the packets: ports and route tables."""
-    ports: PortConfig
-    lookup: str
-    routes: LpmRoutes | EmRoutes | AclRoutes
 
 
 @dataclass
@@ -137,6 +126,10 @@ class _Forward:
                                                               opt.ipv6, []))
         self._setup, self._forward = setup, pipeline(opt.pipeline)
 
+    def compiled(self) -> tuple | None:
+        """The multi path's compiled twin as ``lcore.c`` runs it (None for the simple path)."""
+        return multi.compiled_forward(self._setup) if self._opt.pipeline == "multi" else None
+
     def __call__(self, batch, timer, *trace):
         return self._forward(batch, self._setup, timer, *trace)
 
@@ -166,7 +159,8 @@ def run(opt: RunOptions) -> dict:
         raise SimError("--cluster: a port's capture spread over several RX queues by RSS is split into local "
                        "temporary files the workers cannot reach; give each RX queue its capture (N.Q=FILE)")
     with _rx_sources(lcores, inputs, queue_inputs, notes, opt) as (sources, labels, rx_indices, captures):
-        with OutputDir(opt.outdir, [*inputs.values(), *queue_inputs.values()]) as out:
+        with compiled.for_inputs(captures.input_bytes), \
+                OutputDir(opt.outdir, [*inputs.values(), *queue_inputs.values()]) as out:
             result = _run_lcores(opt, out, started, portmask, lcores, sources, labels, rx_indices, notes, captures)
             out.publish()
     return result
@@ -192,7 +186,11 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, portmask: int, 
     limit = None if opt.trace == "all" else opt.trace
     # where a trace line's output position or input record number is only known at the end
     spool = several or opt.jobs > 1 or bool(rx_indices) or opt.cluster is not None
-    trace_lines = describe(opt.lookup, routes, stats.reasons) if opt.trace is not None else None
+    trace_lines = None
+    if opt.trace is not None:                     # the trace machinery, imported only when tracing
+        from ..dataplane.trace import TRACE_FILE, Tracing, render_spools
+        from .trace import describe
+        trace_lines = describe(opt.lookup, routes, stats.reasons)
 
     def lcore_loop(lcore_id: int, jobs: int) -> tuple[RunStats, TxModel, list]:
         """One lcore's main loop over its queues, into its TX queue's files."""
@@ -201,21 +199,24 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, portmask: int, 
         tracing = trace_lines and Tracing(limit, lcore_id, [q.queue for q in polled[lcore_id]], trace_lines, spool)
         lcore = Lcore(queues, opt.rx_burst, forward,
                       tx_ports, nanosecond, _account(opt.lookup, opt.pipeline), opt.chunk_packets,
-                      None if several else opt.progress, name, tracing, captures, fmt)
+                      None if several else opt.progress, name, tracing, captures, fmt, forward.compiled)
         lcore_stats = RunStats(sorted({port for port, _ in queues}), tx_ports, DROP_REASONS)
         tx_model = TxModel(tx_ports, opt.rx_burst, opt.tx_burst)
         if opt.cluster is not None and queues:
+            from ..dataplane.cluster import run_cluster     # Dask: imported only for --cluster
             spools = run_cluster(lcore, client, outdir, out.scratch, lcore_stats, tx_model,
                                  None if several else opt.progress)
         elif jobs > 1 and queues:
+            from ..dataplane.jobs import run_jobs
             spools = run_jobs(lcore, jobs, outdir, lcore_stats, tx_model)
         else:
             spools = forward_all(lcore, outdir, lcore_stats, tx_model)
         tx_model.drain()
         return lcore_stats, tx_model, spools
 
-    with connected(opt.cluster, opt.announce) if opt.cluster is not None else nullcontext() as client:
+    with _cluster(opt) as client:
         if several and opt.jobs > 1:              # lcores are independent: one process each
+            from ..dataplane.jobs import in_processes
             per_lcore = in_processes([lambda lc=lc: lcore_loop(lc, 1) for lc in lcores.ids], opt.jobs)
         else:                                     # with --cluster, each lcore's chunks in turn
             per_lcore = [lcore_loop(lc, opt.jobs) for lc in lcores.ids]
@@ -256,6 +257,14 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, portmask: int, 
     result = stats.to_dict()
     write_json_atomic(outdir / "stats.json", result)
     return result
+
+
+def _cluster(opt: RunOptions):
+    """A Dask client for ``--cluster`` (the cluster code and Dask are imported only then)."""
+    if opt.cluster is None:
+        return nullcontext()
+    from ..dataplane.cluster import connected
+    return connected(opt.cluster, opt.announce)
 
 
 def _tx_position(positions: dict, lcores: Lcores):

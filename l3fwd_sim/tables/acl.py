@@ -19,8 +19,8 @@ of 4096 (64 words of 64 bits) in priority order, and each interval also keeps a
 then only the words the summary points at, and stops at the first chunk that matches.
 Memory per chunk and field is (intervals) × 520 bytes, intervals ≤ 2 × 4096 + 1.
 
-The walk is compiled (``acl_jit.py``) once it pays for numba's import
-(:mod:`l3fwd_sim.compiled`); the numpy walk below is its twin and the definition.
+The walk has a compiled twin (``acl.c``, :mod:`l3fwd_sim.compiled`) over the same flat
+arrays (:meth:`AclTable.walk_arrays`); the numpy walk below is the definition.
 """
 from __future__ import annotations
 
@@ -33,7 +33,6 @@ from .. import compiled
 MASK, RANGE, BITMASK = "mask", "range", "bitmask"
 CHUNK = 4096                         # rules per chunk: 64 words of 64 bits
 WORDS = CHUNK // 64
-TWIN_EXCESS_SECONDS = 300e-9         # the numpy walk's extra cost per key (measured 290..650 ns, 1k..10k rules)
 
 
 @dataclass(frozen=True)
@@ -161,18 +160,21 @@ class AclTable:
     def __len__(self) -> int:
         return self.rules
 
+    def walk_arrays(self) -> tuple:
+        """What the compiled walk takes: the rule count, chunk size, field count and the
+        flat arrays (views of this table's own, never copies)."""
+        return (self.rules, CHUNK, len(self.fields), self._chunk_tables, self._table_field, self._starts,
+                self._starts_at, self._index, self._index_at, self._shift, self._words, self._words_at,
+                self._summary, self._rows_at)
+
     def classify(self, columns: np.ndarray) -> np.ndarray:
         """Index of the first matching rule per key, -1 when none matches. ``columns``
         holds one row per field: ``columns[f, k]`` is field f of key k."""
         columns = np.ascontiguousarray(columns, np.int64)
         result = np.empty(columns.shape[1], np.int64)
-        if (k := compiled.module(__name__)) is not None:
-            k.classify(columns, self.rules, CHUNK, self._chunk_tables, self._table_field, self._starts,
-                       self._starts_at, self._index, self._index_at, self._shift, self._words, self._words_at,
-                       self._summary, self._rows_at,
-                       result)
+        if (k := compiled.native()) is not None:
+            k.acl_classify(self.walk_arrays(), columns, result)
             return result
-        compiled.rent(len(result) * TWIN_EXCESS_SECONDS)
         result[:] = -1
         pending = np.arange(len(result))
         for chunk_number in range(len(self._chunk_tables) - 1):

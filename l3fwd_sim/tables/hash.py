@@ -67,6 +67,11 @@ class ExactMatchTable:
             h ^= h >> np.uint64(32)
         return h
 
+    def probe_arrays(self) -> tuple:
+        """What the compiled lookup (``hash.h``) probes: the slots' keys, ports and rule
+        ids (this table's own arrays)."""
+        return self._keys, self._ports, self._rules
+
     def lookup(self, key: tuple[int, ...]) -> int | None:
         return self.flows.get(key)
 

@@ -331,6 +331,13 @@ class StrideTable:
         return (bool(e & _EXT), e & self._pmask) if e & _VALID else (False, None)
 
     # ---------------------------------------------------------------- bulk API
+    def walk_arrays(self, default_hop: int = -1, default_rule: int = -1) -> tuple:
+        """What the compiled lookups (``lpm.h``) walk: this table's own tbl24/tbl8 arrays
+        and rule ids (never a copy), the payload mask, the key's bytes, and the answer
+        of a miss (rte_fib's default route; -1: none)."""
+        return (self.tbl24, self.tbl24_rule, self.tbl8, self.tbl8_rule, self._pmask, self.key_bits // 8,
+                default_hop, default_rule)
+
     def lookup_bulk(self, idx0: np.ndarray, tail: np.ndarray, default, out=None, rules: bool = False):
         """idx0 is the uint32 tbl24 index of each key. tail[:, k] is the key byte for
         tbl8 level k+1. Only keys that are still extended take part in each level's gather.
@@ -503,6 +510,10 @@ class _Lpm:
         reads tbl24[].valid_group / group_idx. (False, None) means an invalid cell."""
         return self._t.tbl24_entry(ip)
 
+    def walk_arrays(self, default_hop: int = -1, default_rule: int = -1) -> tuple:
+        """The table's arrays as the compiled lookups take them (:meth:`StrideTable.walk_arrays`)."""
+        return self._t.walk_arrays(default_hop, default_rule)
+
     def lookup_bulk(self, ips, default, out: np.ndarray | None = None, rules: bool = False):
         """Vectorised lookup. Returns int64 next hops, with `default` (a scalar, or an
         array broadcast to the keys) where there is no match; with ``rules``, also the
@@ -610,6 +621,12 @@ class Fib:
 
     def lookup(self, ip) -> int | None:
         return self.lookup_rule(ip)[0]
+
+    def walk_arrays(self) -> tuple:
+        """The LPM table's arrays, with the /0 route as the answer of a miss."""
+        if self.default is None:
+            return self.lpm.walk_arrays()
+        return self.lpm.walk_arrays(self.default, self.default_rule)
 
     def lookup_bulk(self, ips, default, out: np.ndarray | None = None, rules: bool = False):
         """As :meth:`_Lpm.lookup_bulk`; ``default`` only answers where there is no /0 route."""

@@ -27,6 +27,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
+from .. import compiled
 from ..dataplane.inputs import PortInputs
 from ..capture.offline import OpenCaptures
 from ..capture.outdir import OutputDir
@@ -131,7 +132,7 @@ def testpmd_run(opt: TestpmdOptions) -> dict:
 
     captures = OpenCaptures(opt.inputs.values())
     try:
-        with OutputDir(opt.outdir, opt.inputs.values()) as out:
+        with compiled.for_inputs(captures.input_bytes), OutputDir(opt.outdir, opt.inputs.values()) as out:
             fmt = output_format(opt.output_format, captures.file_formats)
             lcore = Lcore(sorted(opt.inputs.items()), opt.burst, forward, fwd_ports, captures.nanosecond,
                           chunk_packets=opt.chunk_packets, progress=opt.progress, captures=captures,

@@ -1,7 +1,9 @@
-"""The compiled byte loops (``kernels.py``) against their numpy/Python twins, and whole
-runs under each: the same records found, the same bytes copied, the same outputs."""
+"""The compiled byte loops (``records.c``, through ``kernels.py``) against their
+numpy/Python definitions, and whole runs under each: the same records found, the same
+bytes copied, the same outputs; and when a run loads the compiled twins."""
 from __future__ import annotations
 
+import os
 import struct
 import subprocess
 import sys
@@ -10,25 +12,12 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from l3fwd_sim import RunOptions, run
+from l3fwd_sim import RunOptions, compiled, run
 from l3fwd_sim.capture import kernels
 from frames import mixed_frames, read_pcap_frames, write_pcap
+from twins import KERNELS, both, needs_twins
 
-pytestmark = pytest.mark.skipif(kernels.load() is None, reason="numba not installed")
-
-
-def both(function, *args):
-    """``function(*args)`` with the compiled kernels, then with the twins (fresh copies
-    of the array arguments each time)."""
-    results = []
-    for numpy_twins in (False, True):
-        kernels.use_numpy(numpy_twins)
-        try:
-            copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-            results.append((function(*copies), copies))
-        finally:
-            kernels.use_numpy(False)
-    return results
+pytestmark = needs_twins
 
 
 def records(caplens: list[int], big_endian: bool, seed: int) -> bytes:
@@ -55,6 +44,30 @@ def test_scan_records_matches_the_python_walk(caplens, big_endian, limit, cut, b
 
 
 @settings(max_examples=200, deadline=None)
+@given(caplens=st.lists(st.integers(0, 300), max_size=40), big_endian=st.booleans(), limit=st.integers(0, 50),
+       snap=st.sampled_from([0, 30, 64, 100, 262144]), cut=st.integers(0, 40), seed=st.integers(0, 99))
+def test_walk_rows_lays_out_what_scan_records_finds(caplens, big_endian, limit, snap, cut, seed):
+    """Each record found becomes its row: the header in little-endian with the captured
+    length cut to the snaplen, the frame's first 64 bytes (as cut), zero after them."""
+    data = records(caplens, big_endian, seed)[: max(0, sum(16 + c for c in caplens) - cut)]
+    buf = np.frombuffer(data + bytes(64), np.uint8).copy()
+    (walked, (*_, out_c, rows_c)), (twin, (*_, out_t, rows_t)) = both(
+        kernels.walk_rows, buf, 0, len(data), limit, big_endian, 262144, snap, np.zeros(limit, np.int64),
+        np.full((limit, 80), 7, np.uint8))
+    assert walked == twin
+    n = walked[0]
+    assert np.array_equal(out_c[:n], out_t[:n]) and np.array_equal(rows_c[:n], rows_t[:n])
+    order = ">" if big_endian else "<"
+    for row, offset in zip(rows_c[:n], out_c[:n]):
+        sec, frac, cap, wire = struct.unpack(order + "IIII", bytes(buf[offset - 16:offset]))
+        kept = min(cap, snap)
+        assert bytes(row[:16]) == struct.pack("<IIII", sec, frac, kept, wire)
+        head = min(kept, 64)
+        assert bytes(row[16:]) == bytes(buf[offset:offset + head]) + bytes(64 - head)
+    assert walked[3] == sum(min(c, snap) for c in caplens[:n])
+
+
+@settings(max_examples=200, deadline=None)
 @given(size=st.integers(1, 400), data=st.data(), width=st.sampled_from([16, 64]))
 def test_gather_and_scatter_match_numpy(size, data, width):
     buf = np.random.default_rng(size).integers(0, 256, size + width, dtype=np.uint8)
@@ -72,9 +85,10 @@ def test_gather_and_scatter_match_numpy(size, data, width):
 
 @settings(max_examples=200, deadline=None)
 @given(caplens=st.lists(st.integers(0, 150), max_size=30), data=st.data())
-def test_restore_records_matches_numpy(caplens, data):
+def test_restore_records(caplens, data):
     """Records whose header bytes equal the row's get the row's head written back
-    (only their own bytes); the others are left alone."""
+    (only their own bytes); the others are left alone. (The numpy writer's; the
+    compiled writer lays records out instead.)"""
     buf = np.frombuffer(records(caplens, False, len(caplens)) + bytes(64), np.uint8).copy()
     offsets = np.cumsum([0] + [16 + c for c in caplens])[:-1].astype(np.int64) + 16
     caplen = np.array(caplens, np.int64)
@@ -84,9 +98,9 @@ def test_restore_records_matches_numpy(caplens, data):
         rows[r, :16] = buf[offsets[r] - 16:offsets[r]]
     which = np.array(sorted(data.draw(st.sets(st.integers(0, max(0, len(caplens) - 1)), max_size=len(caplens)))
                             if caplens else []), np.int64)
-    (got_c, (buf_c, *_)), (got_t, (buf_t, *_)) = both(kernels.restore_records, buf, offsets, caplen, rows, which)
-    assert np.array_equal(got_c, got_t) and np.array_equal(buf_c, buf_t)
     want = buf.copy()
+    buf_c = buf.copy()
+    got_c = kernels.restore_records(buf_c, offsets, caplen, rows, which)
     for r in which[same[which]]:
         w = min(caplen[r], 64)
         want[offsets[r]:offsets[r] + w] = rows[r, 16:16 + w]
@@ -97,7 +111,7 @@ def test_restore_records_matches_numpy(caplens, data):
 @given(seed=st.integers(0, 1000), chunk=st.sampled_from([5, 64, 65536]))
 def test_runs_are_identical_with_either(tmp_path_factory, seed, chunk):
     """Mixed traffic of every size (short frames, IPv6, big frames): each pipeline's
-    outputs and counters are the same whether the kernels or their twins ran."""
+    outputs and counters are the same whether the compiled twins or the numpy stages ran."""
     tmp = tmp_path_factory.mktemp("k")
     paths = {}
     for port in range(3):
@@ -105,28 +119,40 @@ def test_runs_are_identical_with_either(tmp_path_factory, seed, chunk):
         write_pcap(paths[port], mixed_frames(seed, port, 150))
     for pipeline in ("multi", "simple"):
         got = []
-        for numpy_twins in (False, True):
-            kernels.use_numpy(numpy_twins)
-            try:
-                out = tmp / f"{pipeline}{numpy_twins}"
+        for choice in KERNELS:
+            with compiled.using(choice):
+                out = tmp / f"{pipeline}{choice}"
                 stats = run(RunOptions(inputs=paths, outdir=out, pipeline=pipeline, rx_burst=7, chunk_packets=chunk))
-            finally:
-                kernels.use_numpy(False)
             got.append(({p: read_pcap_frames(out / f"port{p}.pcap") for p in stats["ports"]}, stats["totals"]))
         assert got[0] == got[1]
 
 
-def test_cached_kernels_load_in_a_new_process():
-    """The second process loads the machine code the first one cached (a numba cache
-    that crashes only when loaded would otherwise pass every in-process test)."""
-    code = ("import struct, numpy as np; from l3fwd_sim.capture import kernels; assert kernels.load() is not None; "
-            "b = np.frombuffer(struct.pack('<IIII', 1, 2, 4, 4) + b'abcd' + bytes(64), np.uint8).copy(); "
-            "o = np.zeros(2, np.int64); h = np.zeros((2, 16), np.uint8); "
-            "print(kernels.scan_records(b, 0, 20, 2, False, 100, o, h), o[0])")
-    for _ in range(2):
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stderr
-        assert done.stdout.split() == ["(1,", "20,", "False)", "16"]
+LOADED = "import sys; print('l3fwd_sim._compiled' in sys.modules)"
+
+
+@pytest.mark.parametrize("size,loaded", [(1000, "False"), (compiled.MIN_INPUT_BYTES, "True")])
+def test_the_choice_is_made_from_the_input_sizes(tmp_path, size, loaded):
+    """Unless L3FWD_SIM_KERNELS says otherwise, a run whose inputs hold less than
+    MIN_INPUT_BYTES (stat, before anything is read) never loads the compiled twins; a
+    larger one does. (A fresh process: this one has loaded them.)"""
+    frame = bytes(60)
+    write_pcap(tmp_path / "port0.pcap", [frame] * max(1, (size - 24) // 76 + 1))
+    code = (f"from l3fwd_sim import run, RunOptions, find_inputs; "
+            f"run(RunOptions(inputs=find_inputs([{str(tmp_path)!r}]), outdir={str(tmp_path / 'o')!r})); "
+            + LOADED)
+    env = {k: v for k, v in os.environ.items() if k != "L3FWD_SIM_KERNELS"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [loaded]
+
+
+def test_the_compiled_twins_are_built_where_a_compiler_is():
+    """``make`` / ``pip install`` build the extension (setup.py) on a machine with a C
+    compiler; it then loads in a fresh process, in well under a millisecond's worth of work."""
+    code = "import time; t = time.perf_counter(); import l3fwd_sim._compiled; print(time.perf_counter() - t)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert float(done.stdout) < 0.05
 
 
 @settings(max_examples=50, deadline=None)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from scapy.utils import RawPcapNgReader
 
+from l3fwd_sim import compiled
 from l3fwd_sim.capture import kernels
 from l3fwd_sim.capture.offline import open_offline
 from l3fwd_sim.capture.pcap import PcapWriter
@@ -18,6 +19,7 @@ from l3fwd_sim.capture.pcapng_writer import PcapngWriter
 from l3fwd_sim.capture.records import HEAD_BYTES, RECORD_ROW, record_headers
 from l3fwd_sim.capture.writers import PortOutputs, merge_by_time, output_format
 from l3fwd_sim.errors import SimError
+from twins import KERNELS
 
 T2106 = (1 << 32) * 10**9          # the first nanosecond a classic pcap cannot hold
 
@@ -160,8 +162,8 @@ def test_fixed_size_rows_narrower_than_a_row(tmp_path):
     assert [g[:3] for g in scapy_read(path)] == list(zip(frames, wire.tolist(), (stamps // 1000).tolist()))
 
 
-@pytest.mark.parametrize("twins", [False, True])
-def test_merge_by_time_of_pcapng_queues(tmp_path, twins):
+@pytest.mark.parametrize("kernels_choice", KERNELS)
+def test_merge_by_time_of_pcapng_queues(tmp_path, kernels_choice):
     """A port's TX queue files merged by time stamp, ties by queue then file order — as
     the classic merge orders the same records."""
     rng = random.Random(3)
@@ -171,8 +173,7 @@ def test_merge_by_time_of_pcapng_queues(tmp_path, twins):
         stamps = np.sort(np.array([T2106 + rng.randrange(-5, 5) * 10**9 for _ in frames], np.int64))
         queues.append((frames, np.array([len(f) for f in frames], np.int64), stamps))
     merged = {}
-    kernels.use_numpy(twins)
-    try:
+    with compiled.using(kernels_choice):
         for fmt, cls in (("pcapng", PcapngWriter), ("pcap", PcapWriter)):
             paths = []
             for q, (frames, wire, stamps) in enumerate(queues):
@@ -184,8 +185,6 @@ def test_merge_by_time_of_pcapng_queues(tmp_path, twins):
                 writer.write(heads, caplen, wire, stamps, tails)
                 writer.commit()
             merged[fmt] = (merge_by_time(paths, tmp_path / f"port0.{fmt}"), our_read(tmp_path / f"port0.{fmt}"))
-    finally:
-        kernels.use_numpy(False)
     (positions, got), (positions_pcap, got_pcap) = merged["pcapng"], merged["pcap"]
     want = sorted(((t, q, i, f) for q, (frames, _, stamps) in enumerate(queues)
                    for i, (f, t) in enumerate(zip(frames, stamps.tolist()))))
@@ -204,14 +203,11 @@ def test_scan_blocks_twins_agree(tmp_path):
     writer.commit()
     data = np.fromfile(path, np.uint8)
     found = []
-    for twins in (False, True):
-        kernels.use_numpy(twins)
-        try:
+    for choice in KERNELS:
+        with compiled.using(choice):
             out = np.zeros(len(data) // 12, np.int64)
             n = kernels.scan_blocks(data, 0, len(data) - 5, out)     # the last block cut: not counted
             found.append(out[:n].tolist())
-        finally:
-            kernels.use_numpy(False)
     assert found[0] == found[1] and len(found[0]) == 2 + len(frames) - 1
 
 

@@ -5,7 +5,6 @@ the fixed-offset oddities (IPv4 options, IPv6 extension headers, ICMP, fragments
 and oversize frames); ACL's TX accounting; its errors."""
 from __future__ import annotations
 
-import ipaddress
 import random
 
 import numpy as np
@@ -13,39 +12,12 @@ import pytest
 from forwarding import simulate
 from frames import mixed_frames
 from oracle import l3fwd_oracle, parse_rule_file_acl
+from rule_files import write_acl_rules
 
 from l3fwd_sim import SimError
 from l3fwd_sim.dataplane.tx import TxModel
 from l3fwd_sim.l3fwd import acl, routing
 from l3fwd_sim.l3fwd.pipelines import REASON_CODE
-
-V4_NETS = ["198.18.0.0/16", "198.18.1.0/24", "198.18.2.7/32", "172.16.0.0/12", "172.16.5.0/24", "10.0.0.0/8",
-           "0.0.0.0/0", "198.18.0.0/22"]
-V6_NETS = ["2001:200::/32", "2001:200:0:1::/64", "2001:db8:ffff::/48", "::/0", "2001:200:0:2::5/128",
-           "2001:200::/56"]
-PORT_RANGES = ["0 : 65535", "0 : 1023", "1024 : 65535", "53 : 53", "9 : 9", "2048 : 2048", "0 : 0", "80 : 443"]
-PROTOS = ["0/0", "6/0xff", "17/255", "6/0xfe", "1/0xff", "58/0xff", "16/0xf0", "0/0x80", "0x11/0xfb", "0/0xff"]
-
-
-def _address(net: str, family: int) -> str:
-    """``net`` written as l3fwd's ACL grammar wants it (IPv6: eight groups, no ``::``)."""
-    network = ipaddress.ip_network(net)
-    if family == 4:
-        return str(network)
-    return network.network_address.exploded + f"/{network.prefixlen}"
-
-
-def write_acl_rules(path, family: int, rng: random.Random, n: int, ports=(0, 1, 2, 3)):
-    nets = V4_NETS if family == 4 else V6_NETS
-    lines = []
-    for _ in range(n):
-        fields = [_address(rng.choice(nets), family), _address(rng.choice(nets), family),
-                  rng.choice(PORT_RANGES), rng.choice(PORT_RANGES), rng.choice(PROTOS)]
-        lines.append(("@" + " ".join(fields)) if rng.random() < 0.3 else ("R" + " ".join(fields) + f" {rng.choice(ports)}"))
-    lines.append("R" + " ".join([_address(nets[0], family)] * 2 + ["0 : 65535", "0 : 65535", "0/0", str(ports[0])]))
-    path.write_text("# random rules\n" + "\n".join(lines) + "\n")
-    return path
-
 
 def _oversize(frames: list[bytes], rng: random.Random) -> list[bytes]:
     """Some frames grown past the 2048-byte mbuf (and one of exactly 2048)."""

@@ -16,28 +16,11 @@ from scapy.layers.inet6 import IPv6, IPv6ExtHdrHopByHop
 from scapy.layers.l2 import ARP, Ether
 from forwarding import CONFIGS, both, simulate
 from frames import mixed_frames
+from rule_files import near_misses, random_flows, write_em_rules
 
 from l3fwd_sim.l3fwd.em import em_table, key_of, keys_of
 from l3fwd_sim.capture.records import HEAD_BYTES
 from l3fwd_sim.l3fwd.rules import EmRule
-
-PROTOS = (6, 17)
-
-
-def random_flows(rng: random.Random, family: int, n: int) -> list[tuple]:
-    bits = 32 if family == 4 else 128
-    return [(rng.getrandbits(bits), rng.getrandbits(bits), rng.randrange(65536), rng.randrange(65536),
-             rng.choice(PROTOS), rng.randrange(8)) for _ in range(n)]
-
-
-def near_misses(flow: tuple, rng: random.Random, family: int) -> list[tuple]:
-    """The flow with exactly one field off."""
-    dst, src, dport, sport, proto, port = flow
-    bit = rng.randrange(32 if family == 4 else 128)
-    return [(dst ^ 1 << bit, src, dport, sport, proto, port), (dst, src ^ 1 << bit, dport, sport, proto, port),
-            (dst, src, dport ^ 1, sport, proto, port), (dst, src, dport, sport ^ 0x100, proto, port),
-            (dst, src, dport, sport, 23 - proto, port), (src, dst, sport, dport, proto, port)]
-
 
 def frame_of(flow: tuple, family: int, ttl: int = 64) -> bytes:
     dst, src, dport, sport, proto, _ = flow
@@ -67,12 +50,6 @@ def test_flow_table_against_dict(seed, family, n):
     got = table.lookup_bulk(keys_of(heads, np.arange(len(frames)), family), np.full(len(frames), -1))
     assert got.tolist() == want
     assert [table.lookup(key_of(f, family)) for f in frames] == [None if w < 0 else w for w in want]
-
-
-def write_em_rules(path, flows, family):
-    fmt = ipaddress.IPv4Address if family == 4 else ipaddress.IPv6Address
-    path.write_text("".join(f"R{fmt(d)} {fmt(s)} {dp} {sp} {pr:#x} {port}\n" for d, s, dp, sp, pr, port in flows))
-    return path
 
 
 @pytest.mark.parametrize("pipeline", ["simple", "multi"])

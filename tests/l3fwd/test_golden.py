@@ -1,6 +1,7 @@
 """Every run real dpdk-l3fwd v26.07 made over net_pcap ports (../shared/golden) is
-reproduced byte for byte, per port and in order, by the matching pipeline; where it
-refused to start (``error.txt``), l3fwd-sim exits 2 with one line and writes nothing."""
+reproduced byte for byte, per port and in order, by the matching pipeline — with the
+compiled twins and with the numpy stages; where it refused to start (``error.txt``),
+l3fwd-sim exits 2 with one line and writes nothing."""
 from __future__ import annotations
 
 import json
@@ -9,16 +10,21 @@ import shlex
 import pytest
 from forwarding import GOLDEN, golden_runs, run_cli
 from frames import read_pcap_frames
+from twins import KERNELS
+
+from l3fwd_sim import compiled
 
 if not (GOLDEN / "runs.json").is_file():
     pytest.skip(f"golden data not found at {GOLDEN}", allow_module_level=True)
 
 
+@pytest.mark.parametrize("kernels", KERNELS)
 @pytest.mark.parametrize("scenario,expected,options", golden_runs())
-def test_golden_run(tmp_path, scenario, expected, options):
+def test_golden_run(tmp_path, scenario, expected, options, kernels):
     scenario_dir = GOLDEN / scenario
     args = shlex.split(options.replace("{d}", str(scenario_dir)))
-    result = run_cli("run", scenario_dir / "in", "-o", tmp_path, "--quiet", *args)
+    with compiled.using(kernels):
+        result = run_cli("run", scenario_dir / "in", "-o", tmp_path, "--quiet", *args)
     if (scenario_dir / expected / "error.txt").is_file():        # dpdk-l3fwd refused to start
         assert result.exit_code == 2 and result.output.count("\n") == 1, result.output
         assert list(tmp_path.iterdir()) == []

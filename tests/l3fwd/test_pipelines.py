@@ -3,7 +3,6 @@ checked against real dpdk-l3fwd in test_oracle_golden.py), on mixed traffic with
 frames, several input ports, odd bursts, portmask gaps, output-only ports and rules."""
 from __future__ import annotations
 
-import ipaddress
 import json
 import os
 import random
@@ -14,6 +13,7 @@ from hypothesis import strategies as st
 from forwarding import CONFIGS, simulate
 from oracle import l3fwd_oracle
 from frames import mixed_frames, well_formed_frames
+from rule_files import random_routes, write_rules
 
 from l3fwd_sim import SimError
 from l3fwd_sim.l3fwd import run as simulator
@@ -23,27 +23,6 @@ def oracle(inputs, *, portmask, pipeline, rx_burst=32, eth_dest=None, port_mac=N
     return l3fwd_oracle(inputs, portmask=portmask, lookup="lpm", pipeline=pipeline, rx_burst=rx_burst,
                         eth_dest=eth_dest, port_mac=port_mac,
                         routes_v4=routes[0] if routes else None, routes_v6=routes[1] if routes else None)
-
-
-def random_routes(rng: random.Random, n4: int = 200, n6: int = 100):
-    """Random LPM rules biased to the addresses the mixed traffic uses."""
-    v4, v6 = [], []
-    for _ in range(n4):
-        depth = rng.choice([8, 12, 16, 20, 24, 25, 28, 30, 32])
-        base = rng.choice([0xC6120000, 0x0A000000, 0xCB007100, rng.getrandbits(32)])
-        addr = (base | rng.getrandbits(16)) & (0xFFFFFFFF << (32 - depth))
-        v4.append((str(ipaddress.IPv4Address(addr)), depth, rng.randrange(8)))
-    for _ in range(n6):
-        depth = rng.choice([16, 32, 48, 56, 64, 72, 96, 127, 128])
-        base = rng.choice([0x20010200 << 96, rng.getrandbits(128)])
-        addr = (base | rng.getrandbits(72)) & (((1 << 128) - 1) << (128 - depth))
-        v6.append((str(ipaddress.IPv6Address(addr)), depth, rng.randrange(8)))
-    return v4, v6
-
-
-def write_rules(path, rules):
-    path.write_text("".join(f"R{prefix}/{depth} {port}\n" for prefix, depth, port in rules))
-    return path
 
 
 @pytest.mark.parametrize("pipeline", ["simple", "multi"])

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from l3fwd_sim import compiled
+from twins import both, needs_twins
 from l3fwd_sim.tables.acl import BITMASK, CHUNK, MASK, RANGE, AclField, AclTable
 
 FIELDS = [AclField(BITMASK, 8), AclField(MASK, 32), AclField(MASK, 32), AclField(RANGE, 16), AclField(RANGE, 16)]
@@ -84,16 +84,12 @@ def test_a_rule_set_without_restrictions_matches_rule_zero_and_no_padding():
     assert AclTable(FIELDS, np.zeros((0, 5)), np.zeros((0, 5))).classify(np.zeros((5, 3))).tolist() == [-1] * 3
 
 
-@pytest.mark.skipif(compiled.load("l3fwd_sim.tables.acl") is None, reason="numba not installed")
+@needs_twins
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(0, 2**32 - 1), st.sampled_from([1, 40, 700, CHUNK + 5]))
+@given(st.integers(0, 2**32 - 1), st.sampled_from([0, 1, 40, 700, CHUNK + 5]))
 def test_compiled_walk_equals_numpy_twin(seed, rules):
     rng = np.random.default_rng(seed)
     table = AclTable(FIELDS, *random_rules(rng, rules))
     keys = random_keys(rng, 500)
-    compiled.use_numpy(True)
-    try:
-        twin = table.classify(keys.T)
-    finally:
-        compiled.use_numpy(False)
-    assert table.classify(keys.T).tolist() == twin.tolist()
+    (walked, _), (twin, _) = both(table.classify, keys.T)
+    assert walked.tolist() == twin.tolist()

@@ -20,7 +20,9 @@ from scapy.layers.l2 import ARP, Dot1AD, Dot1Q, Ether
 from scapy.packet import Raw
 from scapy.utils import checksum
 from frames import mixed_frames, read_pcap_frames, write_pcap
+from twins import KERNELS
 
+from l3fwd_sim import compiled
 from l3fwd_sim.dataplane.inputs import find_inputs
 from l3fwd_sim.testpmd.run import FORWARD_MODES
 from l3fwd_sim.testpmd.run import TestpmdOptions as Options  # aliased: pytest would collect
@@ -43,9 +45,12 @@ def peer_mac(port: int) -> str:
 # golden: real dpdk-testpmd v26.07, --port-topology=paired --no-flush-rx, one lcore
 # ---------------------------------------------------------------------------------------
 @pytest.mark.skipif(not GOLDEN_MODES, reason=f"golden testpmd data not found at {GOLDEN_TESTPMD}")
+@pytest.mark.parametrize("kernels", KERNELS)
 @pytest.mark.parametrize("mode", GOLDEN_MODES or ["none"])
-def test_golden_testpmd(tmp_path, mode):
-    result = run_cli("testpmd", GOLDEN_TESTPMD / "in", "-o", tmp_path, "--forward-mode", mode, "--quiet")
+def test_golden_testpmd(tmp_path, mode, kernels):
+    """(With the compiled twins of the capture I/O and with the numpy stages.)"""
+    with compiled.using(kernels):
+        result = run_cli("testpmd", GOLDEN_TESTPMD / "in", "-o", tmp_path, "--forward-mode", mode, "--quiet")
     assert result.exit_code == 0, result.output
     expected = sorted((GOLDEN_TESTPMD / f"expected-{mode}").glob("port*.pcap"))
     assert sorted(p.name for p in tmp_path.glob("port*.pcap")) == [p.name for p in expected]

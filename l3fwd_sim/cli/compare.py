@@ -1,0 +1,50 @@
+"""``l3fwd-sim compare``."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+
+@click.command("compare")
+@click.argument("a", type=click.Path(path_type=Path))
+@click.argument("b", type=click.Path(path_type=Path))
+@click.option("--max-diffs", type=int, default=5, show_default=True,
+              help="Differences to describe in detail (fields, hexdump), over all ports.")
+@click.option("--timestamps", is_flag=True, help="Compare record timestamps too (ignored by default).")
+@click.option("--ts-tolerance", type=float, metavar="SECONDS",
+              help="Timestamps this close are equal (implies --timestamps; default 0).")
+@click.option("--ignore", multiple=True, metavar="FIELD",
+              help="Mask a field before comparing: scapy's name (IP.ttl, Ether.src, UDP.dport) or "
+                   "frame.len / frame.time. Repeatable.")
+@click.option("--unordered", is_flag=True, help="Compare each port as a multiset of packets.")
+@click.option("--by-layers", is_flag=True,
+              help="Also count the differing packets by kind and layer stack (Ether/Dot1Q/IP/UDP).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
+@click.option("--explain", is_flag=True, help="For each difference described, print the trace lines (run --trace) "
+              "of its input packet in both runs: A/trace.jsonl and B/trace.jsonl, or --traces.")
+@click.option("--traces", nargs=2, type=click.Path(path_type=Path), metavar="TRACE_A TRACE_B",
+              help="The two runs' trace files (implies --explain).")
+def command(a, b, max_diffs, timestamps, ts_tolerance, ignore, unordered, by_layers, as_json, explain,
+                    traces):
+    """Compare two pcap files, or two directories of port<N>.pcap (A is the reference).
+
+    Exit status 0 when equal, 1 when they differ, 2 on error."""
+    from ..diff.compare import CompareOptions, compare_paths
+    report = compare_paths(a, b, CompareOptions(
+        timestamps=timestamps or ts_tolerance is not None,
+        ts_tolerance=ts_tolerance or 0.0,
+        ignore=tuple(ignore),
+        unordered=unordered,
+        max_diffs=max_diffs,
+        by_layers=by_layers,
+    ))
+    if explain or traces:
+        from ..diff.explain import explain_report
+        explain_report(report, *(traces or ()))
+    click.echo(json.dumps(report.to_dict(), indent=2) if as_json else report.format_text())
+    sys.exit(0 if report.equal else 1)
+
+

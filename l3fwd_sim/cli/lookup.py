@@ -1,0 +1,40 @@
+"""``l3fwd-sim lookup``."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ..dataplane.ports import parse_portmask
+from ..l3fwd.run import LOOKUPS
+from .options import lookup_method
+
+
+@click.command("lookup")
+@click.argument("keys", nargs=-1, required=True, metavar="KEY...")
+@click.option("-p", "--portmask", help="Hex mask of enabled ports (default 0xffffffff: all 32, no route left out).")
+@click.option("--lookup", type=click.Choice(LOOKUPS), help="Lookup method (default lpm; acl needs both rule files).")
+@click.option("-L", "lpm_flag", is_flag=True, help="Same as --lookup lpm (legacy l3fwd flag).")
+@click.option("-E", "em_flag", is_flag=True, help="Same as --lookup em (legacy l3fwd flag).")
+@click.option("--ipv6", is_flag=True, help="l3fwd's --ipv6: EM installs the IPv6 flows instead of the IPv4 ones.")
+@click.option("--rule_ipv4", "--rule-ipv4", "rule_ipv4", type=click.Path(path_type=Path),
+              help="IPv4 rule file (used only with --rule_ipv6, as in l3fwd).")
+@click.option("--rule_ipv6", "--rule-ipv6", "rule_ipv6", type=click.Path(path_type=Path),
+              help="IPv6 rule file (used only with --rule_ipv4, as in l3fwd).")
+@click.option("--port", type=int, metavar="N", help="Input port: where a miss is sent back (default: not resolved).")
+@click.option("--json", "as_json", is_flag=True, help="Print the answers as JSON on stdout.")
+def command(keys, portmask, lookup, lpm_flag, em_flag, ipv6, rule_ipv4, rule_ipv6, port, as_json):
+    """What `run` does with a packet carrying each KEY, and which rule line decides it:
+    a destination address (lpm, fib) or a 5-tuple "udp 198.18.0.1:9 > 198.18.0.0:9" (em, acl)."""
+    from ..l3fwd.lookup import LookupOptions, format_lookup, lookup as lookup_keys
+    report = lookup_keys(LookupOptions(
+        keys=list(keys), lookup=lookup_method(lookup, lpm_flag, em_flag),
+        portmask=None if portmask is None else parse_portmask(portmask),
+        rule_ipv4=rule_ipv4, rule_ipv6=rule_ipv6, ipv6=ipv6, port=port))
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        return
+    for warning in report["warnings"]:
+        click.echo(f"l3fwd-sim: warning: {warning}", err=True)
+    click.echo(format_lookup(report))

@@ -1,0 +1,91 @@
+"""``l3fwd-sim run``."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..dataplane.inputs import find_rx_queues
+from ..dataplane.ports import parse_port_mac, parse_portmask
+from ..dataplane.rss import parse_rss_key
+from ..l3fwd.run import LOOKUPS, PIPELINES, RunOptions, run
+from .options import INPUTS_AUTO, OUTPUT_DIR, lookup_method, output_format_option, print_stats, progress_printer, \
+    trace_count
+
+
+@click.command("run")
+@click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
+@click.option("-o", "--output", "outdir", required=True, type=OUTPUT_DIR,
+              help="Output directory: port<N>.pcap per enabled port, stats.json.")
+@click.option("-p", "--portmask", help="Hex mask of enabled ports (default: ports with an input).")
+@click.option("--lookup", type=click.Choice(LOOKUPS), help="Lookup method (default lpm; acl needs both rule files).")
+@click.option("-L", "lpm_flag", is_flag=True, help="Same as --lookup lpm (legacy l3fwd flag).")
+@click.option("-E", "em_flag", is_flag=True, help="Same as --lookup em (legacy l3fwd flag).")
+@click.option("--ipv6", is_flag=True, help="l3fwd's --ipv6: EM installs the IPv6 flows instead of the IPv4 ones.")
+@click.option("--pipeline", type=click.Choice(PIPELINES), default="multi", show_default=True,
+              help="simple = DPDK's per-packet path; multi = x86 multi-buffer path.")
+@click.option("--rule_ipv4", "--rule-ipv4", "rule_ipv4", type=click.Path(path_type=Path),
+              help="IPv4 rule file (used only with --rule_ipv6, as in l3fwd).")
+@click.option("--rule_ipv6", "--rule-ipv6", "rule_ipv6", type=click.Path(path_type=Path),
+              help="IPv6 rule file (used only with --rule_ipv4, as in l3fwd).")
+@click.option("--eth-dest", "eth_dest", multiple=True, metavar="PORT,MAC",
+              help="Destination MAC for packets sent out of PORT (default 02:00:00:00:00:PORT).")
+@click.option("--port-mac", "port_mac", multiple=True, metavar="PORT,MAC",
+              help="MAC address of PORT, written as source MAC (default 02:70:63:61:70:PORT).")
+@click.option("--rx-burst", type=int, default=32, show_default=True, help="Packets per rx burst (1..512).")
+@click.option("--tx-burst", type=int, default=32, show_default=True, help="Direct-send threshold (1..512).")
+@click.option("--max-pkt-len", type=int, help="l3fwd's --max-pkt-len (64..9600); above 2048 l3fwd cannot start "
+              "over net_pcap. Frames over 2048 bytes are dropped on receive either way.")
+@click.option("--alg", help="l3fwd's --alg: rte_acl's classify method (no effect on results).")
+@click.option("--config", "config", metavar='"(PORT,QUEUE,LCORE),..."',
+              help="l3fwd's --config: which lcore polls which RX queue, in order (default: one lcore, "
+                   "queue 0 of every port with input). Inputs port<N>.q<Q>.pcap (or N.Q=FILE) feed RX queue Q.")
+@click.option("--rss-key", metavar="HEX", help="Toeplitz key for spreading a port's capture over its RX "
+              "queues (default the common 40-byte 6d5a56da...beac01fa).")
+@click.option("--reta-size", type=int, default=128, show_default=True, help="RSS redirection table entries.")
+@click.option("--jobs", type=int, default=1, show_default=True,
+              help="Processes for one run (output identical to --jobs 1).")
+@click.option("--cluster", metavar="ADDRESS|local:N",
+              help="Run the chunks as Dask tasks: on the scheduler at ADDRESS (tcp://host:8786), or on a "
+                   "LocalCluster of N worker processes (needs the [cluster] extra; output identical).")
+@click.option("--trace", metavar="N|all", help="Write OUTDIR/trace.jsonl: what happened to each of the first N "
+              "received packets (per lcore), or to every packet.")
+@output_format_option(INPUTS_AUTO)
+@click.option("--quiet", is_flag=True, help="Print nothing but errors.")
+@click.option("--json", "as_json", is_flag=True, help="Print the stats as JSON on stdout.")
+def command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipeline, rule_ipv4, rule_ipv6,
+                eth_dest, port_mac, rx_burst, tx_burst, max_pkt_len, alg, config, rss_key, reta_size, jobs, cluster,
+                trace, output_format, quiet, as_json):
+    """Forward INPUT pcaps (a directory of port<N>.pcap, or N=FILE) as dpdk-l3fwd would."""
+    lookup = lookup_method(lookup, lpm_flag, em_flag)
+    rx_queues = find_rx_queues(list(inputs))
+    options = RunOptions(
+        inputs={port: path for (port, queue), path in rx_queues.items() if queue is None},
+        queue_inputs={key: path for key, path in rx_queues.items() if key[1] is not None},
+        config=config,
+        **({"rss_key": parse_rss_key(rss_key)} if rss_key else {}),
+        reta_size=reta_size,
+        outdir=outdir,
+        portmask=None if portmask is None else parse_portmask(portmask),
+        lookup=lookup,
+        ipv6=ipv6,
+        pipeline=pipeline,
+        rule_ipv4=rule_ipv4,
+        rule_ipv6=rule_ipv6,
+        eth_dest=dict(parse_port_mac(x, "--eth-dest") for x in eth_dest),
+        port_mac=dict(parse_port_mac(x, "--port-mac") for x in port_mac),
+        rx_burst=rx_burst,
+        tx_burst=tx_burst,
+        max_pkt_len=max_pkt_len,
+        alg=alg,
+        jobs=jobs,
+        cluster=cluster,
+        trace=trace_count(trace),
+        output_format=output_format,
+        progress=progress_printer(quiet or as_json),
+        announce=None if quiet or as_json else lambda text: click.echo(f"l3fwd-sim: {text}", err=True),
+    )
+    stats = run(options)
+    print_stats(stats, quiet, as_json)
+
+

@@ -1,0 +1,988 @@
+/*
+ * l3fwd_sim._compiled: the Python face of the compiled twins (compiled.h). Each
+ * function here takes numpy arrays through the buffer protocol (no numpy headers are
+ * needed to build it), checks their shapes and item sizes, releases the GIL and calls
+ * the twin. l3fwd_sim/compiled.py decides whether this module is used at all.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdlib.h>
+
+#include "capture/records.h"
+#include "compiled.h"
+
+#define MAX_VIEWS 96
+#define MAX_SOURCES 4096
+
+/* The buffers one call holds, released together whatever happens. */
+struct views {
+    Py_buffer view[MAX_VIEWS];
+    int n;
+};
+
+static void release(struct views *v)
+{
+    while (v->n > 0)
+        PyBuffer_Release(&v->view[--v->n]);
+}
+
+static Py_buffer *take(struct views *v, PyObject *obj, int writable, Py_ssize_t itemsize, int ndim,
+                       const char *what)
+{
+    if (v->n == MAX_VIEWS) {
+        PyErr_SetString(PyExc_RuntimeError, "too many arrays in one call");
+        return NULL;
+    }
+    Py_buffer *b = &v->view[v->n];
+    if (PyObject_GetBuffer(obj, b, (writable ? PyBUF_WRITABLE : 0) | PyBUF_STRIDES | PyBUF_FORMAT) < 0)
+        return NULL;
+    v->n++;
+    if (b->itemsize != itemsize || b->ndim != ndim) {
+        PyErr_Format(PyExc_TypeError, "%s: expected %d-d items of %zd bytes, got %d-d items of %zd",
+                     what, ndim, itemsize, b->ndim, b->itemsize);
+        return NULL;
+    }
+    if (b->shape[ndim - 1] > 1 && b->strides[ndim - 1] != itemsize) {
+        PyErr_Format(PyExc_TypeError, "%s: its last axis is not contiguous", what);
+        return NULL;
+    }
+    return b;
+}
+
+/* A 1-d contiguous array of `itemsize`-byte items; its length in *len if asked. */
+static void *vec(struct views *v, PyObject *obj, int writable, Py_ssize_t itemsize, Py_ssize_t *len,
+                 const char *what)
+{
+    Py_buffer *b = take(v, obj, writable, itemsize, 1, what);
+    if (b == NULL)
+        return NULL;
+    if (len)
+        *len = b->shape[0];
+    return b->buf;
+}
+
+/* A 2-d array of bytes whose rows are contiguous (a strided view of a buffer will do). */
+static uint8_t *mat(struct views *v, PyObject *obj, int writable, Py_ssize_t *rows, Py_ssize_t *cols,
+                    Py_ssize_t *stride, const char *what)
+{
+    Py_buffer *b = take(v, obj, writable, 1, 2, what);
+    if (b == NULL)
+        return NULL;
+    *rows = b->shape[0];
+    *cols = b->shape[1];
+    *stride = b->strides[0];
+    return b->buf;
+}
+
+static int check_length(Py_ssize_t got, Py_ssize_t want, const char *what)
+{
+    if (got < want) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd items, at least %zd needed", what, got, want);
+        return 0;
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------ capture */
+
+static PyObject *py_scan_records(PyObject *self, PyObject *args)
+{
+    PyObject *buf_o, *out_o, *headers_o;
+    long long pos, end, limit, max_caplen;
+    int big_endian;
+    if (!PyArg_ParseTuple(args, "OLLLpLOO", &buf_o, &pos, &end, &limit, &big_endian, &max_caplen, &out_o,
+                          &headers_o))
+        return NULL;
+    struct views v = {.n = 0};
+    Py_ssize_t size, out_len, rows, cols, stride;
+    const uint8_t *buf = vec(&v, buf_o, 0, 1, &size, "buf");
+    int64_t *out = buf ? vec(&v, out_o, 1, 8, &out_len, "out") : NULL;
+    if (out == NULL)
+        goto fail;
+    uint8_t *headers = NULL;                    /* None: the records are only counted (a skip) */
+    if (headers_o != Py_None) {
+        if (!(headers = mat(&v, headers_o, 1, &rows, &cols, &stride, "headers")) || !check_length(cols, 16, "headers' rows"))
+            goto fail;
+    } else {
+        rows = limit;
+        stride = 0;
+    }
+    if (pos < 0 || end > size || limit > out_len || limit > rows) {
+        PyErr_SetString(PyExc_ValueError, "scan_records: a range outside its arrays");
+        goto fail;
+    }
+    int64_t after;
+    int bad;
+    int64_t n;
+    Py_BEGIN_ALLOW_THREADS
+    n = scan_records(buf, pos, end, limit, big_endian, max_caplen, out, headers, stride, &after, &bad);
+    Py_END_ALLOW_THREADS
+    release(&v);
+    return Py_BuildValue("LLO", (long long)n, (long long)after, bad ? Py_True : Py_False);
+fail:
+    release(&v);
+    return NULL;
+}
+
+/* walk_rows(buf, pos, end, limit, big_endian, max_caplen, snap, out, rows) -> (n, pos, bad, frame bytes) */
+static PyObject *py_walk_rows(PyObject *self, PyObject *args)
+{
+    PyObject *buf_o, *out_o, *rows_o;
+    long long pos, end, limit, max_caplen, snap;
+    int big_endian;
+    if (!PyArg_ParseTuple(args, "OLLLpLLOO", &buf_o, &pos, &end, &limit, &big_endian, &max_caplen, &snap, &out_o,
+                          &rows_o))
+        return NULL;
+    struct views v = {.n = 0};
+    Py_ssize_t size, out_len, rows, cols, stride;
+    const uint8_t *buf = vec(&v, buf_o, 0, 1, &size, "buf");
+    int64_t *out = buf ? vec(&v, out_o, 1, 8, &out_len, "out") : NULL;
+    uint8_t *row = out ? mat(&v, rows_o, 1, &rows, &cols, &stride, "rows") : NULL;
+    if (row == NULL)
+        goto fail;
+    if (cols != ROW_BYTES || pos < 0 || end > size || limit > out_len || limit > rows || snap < 0) {
+        PyErr_SetString(PyExc_ValueError, "walk_rows: rows of 80 bytes, and a range inside the arrays");
+        goto fail;
+    }
+    int64_t after, bytes, n;
+    int bad;
+    Py_BEGIN_ALLOW_THREADS
+    n = walk_rows(buf, pos, end, limit, big_endian, max_caplen, snap, out, row, stride, &after, &bad, &bytes);
+    Py_END_ALLOW_THREADS
+    release(&v);
+    return Py_BuildValue("LLOL", (long long)n, (long long)after, bad ? Py_True : Py_False, (long long)bytes);
+fail:
+    release(&v);
+    return NULL;
+}
+
+static PyObject *py_scan_blocks(PyObject *self, PyObject *args)
+{
+    PyObject *buf_o, *out_o;
+    long long pos, end;
+    if (!PyArg_ParseTuple(args, "OLLO", &buf_o, &pos, &end, &out_o))
+        return NULL;
+    struct views v = {.n = 0};
+    Py_ssize_t size, out_len;
+    const uint8_t *buf = vec(&v, buf_o, 0, 1, &size, "buf");
+    int64_t *out = buf ? vec(&v, out_o, 1, 8, &out_len, "out") : NULL;
+    if (out == NULL)
+        goto fail;
+    if (pos < 0 || end > size || out_len < (end - pos) / 12) {
+        PyErr_SetString(PyExc_ValueError, "scan_blocks: a range outside its arrays");
+        goto fail;
+    }
+    int64_t n;
+    Py_BEGIN_ALLOW_THREADS
+    n = scan_blocks(buf, pos, end, out);
+    Py_END_ALLOW_THREADS
+    release(&v);
+    return PyLong_FromLongLong(n);
+fail:
+    release(&v);
+    return NULL;
+}
+
+static PyObject *py_gather_windows(PyObject *self, PyObject *args)
+{
+    PyObject *buf_o, *starts_o, *widths_o, *out_o;
+    if (!PyArg_ParseTuple(args, "OOOO", &buf_o, &starts_o, &widths_o, &out_o))
+        return NULL;
+    struct views v = {.n = 0};
+    Py_ssize_t size, n, n_widths, rows, cols, stride;
+    const uint8_t *buf = vec(&v, buf_o, 0, 1, &size, "buf");
+    const int64_t *starts = buf ? vec(&v, starts_o, 0, 8, &n, "starts") : NULL;
+    const int64_t *widths = starts ? vec(&v, widths_o, 0, 8, &n_widths, "widths") : NULL;
+    uint8_t *out = widths ? mat(&v, out_o, 1, &rows, &cols, &stride, "out") : NULL;
+    if (out == NULL || !check_length(n_widths, n, "widths") || !check_length(rows, n, "out"))
+        goto fail;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (starts[i] < 0 || starts[i] + cols > size) {
+            PyErr_SetString(PyExc_ValueError, "gather_windows: a window past the buffer");
+            goto fail;
+        }
+    Py_BEGIN_ALLOW_THREADS
+    gather_windows(buf, starts, widths, n, out, stride, cols);
+    Py_END_ALLOW_THREADS
+    release(&v);
+    Py_RETURN_NONE;
+fail:
+    release(&v);
+    return NULL;
+}
+
+static PyObject *py_concat_ranges(PyObject *self, PyObject *args)
+{
+    PyObject *buf_o, *starts_o, *lengths_o, *out_o;
+    if (!PyArg_ParseTuple(args, "OOOO", &buf_o, &starts_o, &lengths_o, &out_o))
+        return NULL;
+    struct views v = {.n = 0};
+    Py_ssize_t size, n, n_lengths, out_len;
+    const uint8_t *buf = vec(&v, buf_o, 0, 1, &size, "buf");
+    const int64_t *starts = buf ? vec(&v, starts_o, 0, 8, &n, "starts") : NULL;
+    const int64_t *lengths = starts ? vec(&v, lengths_o, 0, 8, &n_lengths, "lengths") : NULL;
+    uint8_t *out = lengths ? vec(&v, out_o, 1, 1, &out_len, "out") : NULL;
+    if (out == NULL || !check_length(n_lengths, n, "lengths"))
+        goto fail;
+    int64_t total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (starts[i] < 0 || lengths[i] < 0 || starts[i] + lengths[i] > size) {
+            PyErr_SetString(PyExc_ValueError, "concat_ranges: a range past the buffer");
+            goto fail;
+        }
+        total += lengths[i];
+    }
+    if (!check_length(out_len, total, "out"))
+        goto fail;
+    Py_BEGIN_ALLOW_THREADS
+    concat_ranges(buf, starts, lengths, n, out);
+    Py_END_ALLOW_THREADS
+    release(&v);
+    Py_RETURN_NONE;
+fail:
+    release(&v);
+    return NULL;
+}
+
+static PyObject *py_pack_rows(PyObject *self, PyObject *args)
+{
+    PyObject *rows_o, *widths_o, *out_o;
+    if (!PyArg_ParseTuple(args, "OOO", &rows_o, &widths_o, &out_o))
+        return NULL;
+    struct views v = {.n = 0};
+    Py_ssize_t rows, cols, stride, n, out_len;
+    const uint8_t *data = mat(&v, rows_o, 0, &rows, &cols, &stride, "rows");
+    const int64_t *widths = data ? vec(&v, widths_o, 0, 8, &n, "widths") : NULL;
+    uint8_t *out = widths ? vec(&v, out_o, 1, 1, &out_len, "out") : NULL;
+    if (out == NULL || !check_length(rows, n, "rows"))
+        goto fail;
+    int64_t total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (widths[i] < 0 || widths[i] > cols) {
+            PyErr_SetString(PyExc_ValueError, "pack_rows: a width past its row");
+            goto fail;
+        }
+        total += widths[i];
+    }
+    if (!check_length(out_len, total, "out"))
+        goto fail;
+    Py_BEGIN_ALLOW_THREADS
+    pack_rows(data, stride, widths, n, out);
+    Py_END_ALLOW_THREADS
+    release(&v);
+    Py_RETURN_NONE;
+fail:
+    release(&v);
+    return NULL;
+}
+
+/* packets = (rows, caplen, in_port, sources, source_id, source_row); sources: a list of
+ * (block, offsets) per source, or None when no frame is longer than a row's head. */
+struct packets_args {
+    struct packets p;
+    const uint8_t *blocks[MAX_SOURCES];
+    const int64_t *offsets[MAX_SOURCES];
+    Py_ssize_t block_size[MAX_SOURCES], offsets_len[MAX_SOURCES], sources;
+};
+
+static int packets_of(struct views *v, PyObject *tuple, int writable, struct packets_args *a)
+{
+    PyObject *rows_o, *caplen_o, *in_port_o, *sources_o, *source_id_o, *source_row_o;
+    if (!PyArg_ParseTuple(tuple, "OOOOOO", &rows_o, &caplen_o, &in_port_o, &sources_o, &source_id_o,
+                          &source_row_o))
+        return 0;
+    Py_ssize_t rows, cols, stride, n, n_in_port;
+    struct packets *p = &a->p;
+    p->rows = mat(v, rows_o, writable, &rows, &cols, &stride, "rows");
+    p->caplen = p->rows ? vec(v, caplen_o, 0, 8, &n, "caplen") : NULL;
+    p->in_port = p->caplen ? vec(v, in_port_o, 0, 8, &n_in_port, "in_port") : NULL;
+    if (p->in_port == NULL || !check_length(rows, n, "rows") || !check_length(n_in_port, n, "in_port")
+        || !check_length(cols, 16 + 64, "a row"))
+        return 0;
+    p->stride = stride;
+    p->head = cols - 16;
+    p->n = n;
+    p->blocks = a->blocks;
+    p->offsets = a->offsets;
+    p->source_id = p->source_row = NULL;
+    a->sources = 0;
+    if (sources_o == Py_None)
+        return 1;
+    PyObject *list = PySequence_Fast(sources_o, "sources: a sequence of (block, offsets)");
+    if (list == NULL)
+        return 0;
+    a->sources = PySequence_Fast_GET_SIZE(list);
+    if (a->sources > MAX_SOURCES) {
+        PyErr_SetString(PyExc_ValueError, "too many sources");
+        Py_DECREF(list);
+        return 0;
+    }
+    for (Py_ssize_t s = 0; s < a->sources; s++) {
+        PyObject *block_o, *offsets_o;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(list, s), "OO", &block_o, &offsets_o)
+            || !(a->blocks[s] = vec(v, block_o, 0, 1, &a->block_size[s], "block"))
+            || !(a->offsets[s] = vec(v, offsets_o, 0, 8, &a->offsets_len[s], "offsets"))) {
+            Py_DECREF(list);
+            return 0;
+        }
+    }
+    Py_DECREF(list);
+    Py_ssize_t n_id, n_row;
+    p->source_id = vec(v, source_id_o, 0, 8, &n_id, "source_id");
+    p->source_row = p->source_id ? vec(v, source_row_o, 0, 8, &n_row, "source_row") : NULL;
+    return p->source_row && check_length(n_id, n, "source_id") && check_length(n_row, n, "source_row");
+}
+
+/* Every frame longer than a row's head lies wholly in its source's block. */
+static int check_tails(const struct packets_args *a)
+{
+    const struct packets *p = &a->p;
+    for (int64_t i = 0; i < p->n; i++) {
+        if (p->caplen[i] < 0) {
+            PyErr_SetString(PyExc_ValueError, "a negative captured length");
+            return 0;
+        }
+        if (p->caplen[i] <= p->head)
+            continue;
+        int64_t s = p->source_id ? p->source_id[i] : -1, r = p->source_row ? p->source_row[i] : -1;
+        if (s < 0 || s >= a->sources || r < 0 || r >= a->offsets_len[s] || p->offsets[s][r] < 0
+            || p->offsets[s][r] + p->caplen[i] > a->block_size[s]) {
+            PyErr_SetString(PyExc_ValueError, "a frame outside its source's block");
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int dest_ok(const int64_t *dest, int64_t n, int64_t ports)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (dest[i] >= ports) {
+            PyErr_SetString(PyExc_ValueError, "a destination past the ports given");
+            return 0;
+        }
+    return 1;
+}
+
+/* scatter_records(packets, dest, out, bytes, count, start): per port its bytes, packets and
+ * where its records start in out */
+static PyObject *py_scatter_records(PyObject *self, PyObject *args)
+{
+    PyObject *packets_o, *dest_o, *out_o, *bytes_o, *count_o, *start_o;
+    if (!PyArg_ParseTuple(args, "OOOOOO", &packets_o, &dest_o, &out_o, &bytes_o, &count_o, &start_o))
+        return NULL;
+    struct views v = {.n = 0};
+    struct packets_args *a = PyMem_Malloc(sizeof *a);
+    if (a == NULL)
+        return PyErr_NoMemory();
+    Py_ssize_t n_dest, out_len, ports, n_count, n_start;
+    int64_t *dest, *bytes, *count, *start;
+    uint8_t *out;
+    if (!packets_of(&v, packets_o, 0, a) || !(dest = vec(&v, dest_o, 0, 8, &n_dest, "dest"))
+        || !(out = vec(&v, out_o, 1, 1, &out_len, "out")) || !(bytes = vec(&v, bytes_o, 1, 8, &ports, "bytes"))
+        || !(count = vec(&v, count_o, 1, 8, &n_count, "count")) || !(start = vec(&v, start_o, 1, 8, &n_start, "start"))
+        || !check_length(n_dest, a->p.n, "dest") || !check_length(n_count, ports, "count")
+        || !check_length(n_start, ports, "start") || !dest_ok(dest, a->p.n, ports) || !check_tails(a))
+        goto fail;
+    int64_t total;
+    Py_BEGIN_ALLOW_THREADS
+    total = port_bytes(&a->p, dest, ports, bytes, count);
+    Py_END_ALLOW_THREADS
+    if (!check_length(out_len, total + ports * ROW_SLACK, "out") || a->p.head != ROW_BYTES - 16) {
+        PyErr_SetString(PyExc_ValueError, "scatter_records: 80-byte rows, and room for the records and a row more");
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    scatter_records(&a->p, dest, ports, bytes, start, out);
+    Py_END_ALLOW_THREADS
+    release(&v);
+    PyMem_Free(a);
+    return PyLong_FromLongLong(total);
+fail:
+    release(&v);
+    PyMem_Free(a);
+    return NULL;
+}
+
+/* ------------------------------------------------------------ tables */
+
+/* lpm = (tbl24, tbl24_rule, tbl8, tbl8_rule, payload_mask, key_bytes, default_hop, default_rule) */
+static int lpm_of(struct views *v, PyObject *tuple, struct lpm_table *t)
+{
+    PyObject *tbl24_o, *tbl24_rule_o, *tbl8_o, *tbl8_rule_o;
+    unsigned long payload_mask;
+    int key_bytes;
+    long long default_hop, default_rule;
+    if (!PyArg_ParseTuple(tuple, "OOOOkiLL", &tbl24_o, &tbl24_rule_o, &tbl8_o, &tbl8_rule_o, &payload_mask,
+                          &key_bytes, &default_hop, &default_rule))
+        return 0;
+    Py_ssize_t n24, n24r, n8, n8r;
+    if (!(t->tbl24 = vec(v, tbl24_o, 0, 4, &n24, "tbl24")) || !(t->tbl24_rule = vec(v, tbl24_rule_o, 0, 4, &n24r, "tbl24_rule"))
+        || !(t->tbl8 = vec(v, tbl8_o, 0, 4, &n8, "tbl8")) || !(t->tbl8_rule = vec(v, tbl8_rule_o, 0, 4, &n8r, "tbl8_rule")))
+        return 0;
+    if (n24 != 1 << 24 || n24r != n24 || n8r != n8 || (key_bytes != 4 && key_bytes != 16)
+        || (uint64_t)payload_mask * 256 + 255 >= (uint64_t)1 << 40) {
+        PyErr_SetString(PyExc_ValueError, "an LPM table of an unexpected shape");
+        return 0;
+    }
+    t->payload_mask = (uint32_t)payload_mask;
+    t->key_bytes = key_bytes;
+    t->default_hop = default_hop;
+    t->default_rule = default_rule;
+    return 1;
+}
+
+/* em = (keys, ports, rules): the slot arrays */
+static int em_of(struct views *v, PyObject *tuple, struct em_table *t)
+{
+    PyObject *keys_o, *ports_o, *rules_o;
+    if (!PyArg_ParseTuple(tuple, "OOO", &keys_o, &ports_o, &rules_o))
+        return 0;
+    Py_buffer *keys = take(v, keys_o, 0, 8, 2, "keys");
+    Py_ssize_t slots, n_rules;
+    if (keys == NULL || !(t->ports = vec(v, ports_o, 0, 8, &slots, "ports"))
+        || !(t->rules = vec(v, rules_o, 0, 8, &n_rules, "rules")))
+        return 0;
+    if (slots < 1 || (slots & (slots - 1)) || keys->shape[0] != slots || n_rules != slots
+        || keys->strides[0] != keys->shape[1] * 8 || (keys->shape[1] != 2 && keys->shape[1] != 5)) {
+        PyErr_SetString(PyExc_ValueError, "an exact-match table of an unexpected shape");
+        return 0;
+    }
+    t->keys = keys->buf;
+    t->words = (int)keys->shape[1];
+    t->mask = (uint64_t)slots - 1;
+    return 1;
+}
+
+/* acl = (rules, chunk_size, fields, chunk_tables, table_field, starts, starts_at, index, index_at,
+ *        shift, words, words_at, summary, rows_at): AclTable._flatten's arrays */
+static int acl_of(struct views *v, PyObject *tuple, struct acl_table *t)
+{
+    PyObject *o[11];
+    long long rules, chunk_size;
+    int fields;
+    if (!PyArg_ParseTuple(tuple, "LLiOOOOOOOOOOO", &rules, &chunk_size, &fields, &o[0], &o[1], &o[2], &o[3], &o[4],
+                          &o[5], &o[6], &o[7], &o[8], &o[9], &o[10]))
+        return 0;
+    Py_ssize_t n_chunk_tables;
+    if (!(t->chunk_tables = vec(v, o[0], 0, 8, &n_chunk_tables, "chunk_tables"))
+        || !(t->table_field = vec(v, o[1], 0, 8, NULL, "table_field"))
+        || !(t->starts = vec(v, o[2], 0, 8, NULL, "starts")) || !(t->starts_at = vec(v, o[3], 0, 8, NULL, "starts_at"))
+        || !(t->index = vec(v, o[4], 0, 4, NULL, "index")) || !(t->index_at = vec(v, o[5], 0, 8, NULL, "index_at"))
+        || !(t->shift = vec(v, o[6], 0, 8, NULL, "shift")) || !(t->words = vec(v, o[7], 0, 8, NULL, "words"))
+        || !(t->words_at = vec(v, o[8], 0, 8, NULL, "words_at")) || !(t->summary = vec(v, o[9], 0, 8, NULL, "summary"))
+        || !(t->rows_at = vec(v, o[10], 0, 8, NULL, "rows_at")))
+        return 0;
+    if (n_chunk_tables < 1 || fields < 1 || fields > 64 || chunk_size != 4096) {
+        PyErr_SetString(PyExc_ValueError, "an ACL table of an unexpected shape");
+        return 0;
+    }
+    t->rules = rules;
+    t->chunk_size = chunk_size;
+    t->chunks = n_chunk_tables - 1;
+    t->fields = fields;
+    return 1;
+}
+
+static PyObject *py_acl_classify(PyObject *self, PyObject *args)
+{
+    PyObject *table_o, *columns_o, *out_o;
+    if (!PyArg_ParseTuple(args, "OOO", &table_o, &columns_o, &out_o))
+        return NULL;
+    struct views v = {.n = 0};
+    struct acl_table t;
+    Py_buffer *columns;
+    Py_ssize_t n;
+    int64_t *out;
+    if (!acl_of(&v, table_o, &t) || !(columns = take(&v, columns_o, 0, 8, 2, "columns"))
+        || !(out = vec(&v, out_o, 1, 8, &n, "out")))
+        goto fail;
+    if (columns->shape[0] != t.fields || columns->shape[1] != n || columns->strides[0] != n * 8) {
+        PyErr_SetString(PyExc_ValueError, "acl_classify: columns must be (fields, keys), contiguous");
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    acl_classify_columns(&t, columns->buf, n, out);
+    Py_END_ALLOW_THREADS
+    release(&v);
+    Py_RETURN_NONE;
+fail:
+    release(&v);
+    return NULL;
+}
+
+/* ------------------------------------------------------------ l3fwd */
+
+/* routes = (lookup, table4, table6, eth_header, table codes (code4, code6), acl_actions, acl_lines);
+ * the tables as lpm_of / em_of / acl_of take them; acl_actions and acl_lines: a pair of
+ * arrays (None outside ACL mode) */
+static int routes_of(struct views *v, PyObject *tuple, struct routes *r)
+{
+    PyObject *t4, *t6, *eth_o, *actions_o, *lines_o;
+    int lookup, code4, code6;
+    if (!PyArg_ParseTuple(tuple, "iOOO(ii)OO", &lookup, &t4, &t6, &eth_o, &code4, &code6, &actions_o, &lines_o))
+        return 0;
+    Py_ssize_t eth_len;
+    if (!(r->eth_header = vec(v, eth_o, 0, 1, &eth_len, "eth_header")) || !check_length(eth_len, 32 * 12, "eth_header"))
+        return 0;
+    r->lookup = lookup;
+    r->table_code[0] = (uint8_t)code4;
+    r->table_code[1] = (uint8_t)code6;
+    PyObject *tables[2] = {t4, t6};
+    for (int f = 0; f < 2; f++) {
+        switch (lookup) {
+        case LOOKUP_LPM:
+        case LOOKUP_FIB:
+            if (!lpm_of(v, tables[f], &r->lpm[f]))
+                return 0;
+            if (r->lpm[f].key_bytes != (f ? 16 : 4)) {
+                PyErr_SetString(PyExc_ValueError, "an LPM table of the other family");
+                return 0;
+            }
+            break;
+        case LOOKUP_EM:
+            if (!em_of(v, tables[f], &r->em[f]))
+                return 0;
+            if (r->em[f].words != (f ? 5 : 2)) {
+                PyErr_SetString(PyExc_ValueError, "an exact-match table of the other family");
+                return 0;
+            }
+            break;
+        case LOOKUP_ACL: {
+            PyObject *action_o, *line_o;
+            Py_ssize_t n_action, n_line;
+            if (!acl_of(v, tables[f], &r->acl[f]) || !(action_o = PySequence_GetItem(actions_o, f)))
+                return 0;
+            r->acl_action[f] = vec(v, action_o, 0, 8, &n_action, "acl actions");
+            Py_DECREF(action_o);
+            if (!r->acl_action[f] || !(line_o = PySequence_GetItem(lines_o, f)))
+                return 0;
+            r->acl_line[f] = vec(v, line_o, 0, 8, &n_line, "acl lines");
+            Py_DECREF(line_o);
+            if (!r->acl_line[f] || !check_length(n_action, r->acl[f].rules, "acl actions")
+                || !check_length(n_line, r->acl[f].rules, "acl lines"))
+                return 0;
+            if (r->acl[f].fields != (f ? 11 : 5)) {
+                PyErr_SetString(PyExc_ValueError, "an ACL table of the other family");
+                return 0;
+            }
+            for (int64_t k = 0; k < r->acl[f].rules; k++)
+                if (r->acl_action[f][k] >= 32 || (r->acl_action[f][k] < 0 && r->acl_action[f][k] != ACL_DENY_ACTION)) {
+                    PyErr_SetString(PyExc_ValueError, "an ACL action that is neither a port nor a deny");
+                    return 0;
+                }
+            break;
+        }
+        default:
+            PyErr_SetString(PyExc_ValueError, "unknown lookup");
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* forward_multi(packets, routes, verdicts); verdicts = (dest, reason, table, rule, next_hop),
+ * the last three None unless tracing */
+static PyObject *py_forward_multi(PyObject *self, PyObject *args)
+{
+    PyObject *packets_o, *routes_o, *dest_o, *reason_o, *table_o, *rule_o, *next_hop_o;
+    if (!PyArg_ParseTuple(args, "OO(OOOOO)", &packets_o, &routes_o, &dest_o, &reason_o, &table_o, &rule_o,
+                          &next_hop_o))
+        return NULL;
+    struct views v = {.n = 0};
+    struct packets_args *a = PyMem_Malloc(sizeof *a);
+    struct routes *r = PyMem_Malloc(sizeof *r);
+    if (a == NULL || r == NULL) {
+        PyMem_Free(a);
+        PyMem_Free(r);
+        return PyErr_NoMemory();
+    }
+    struct verdicts out = {NULL, NULL, NULL, NULL, NULL};
+    Py_ssize_t n_dest, n_reason, n_table, n_rule, n_next_hop;
+    if (!packets_of(&v, packets_o, 1, a) || !routes_of(&v, routes_o, r)
+        || !(out.dest = vec(&v, dest_o, 1, 8, &n_dest, "dest"))
+        || !(out.reason = vec(&v, reason_o, 1, 1, &n_reason, "reason"))
+        || !check_length(n_dest, a->p.n, "dest") || !check_length(n_reason, a->p.n, "reason"))
+        goto fail;
+    if (table_o != Py_None) {
+        if (!(out.table = vec(&v, table_o, 1, 1, &n_table, "table")) || !(out.rule = vec(&v, rule_o, 1, 8, &n_rule, "rule"))
+            || !(out.next_hop = vec(&v, next_hop_o, 1, 8, &n_next_hop, "next_hop"))
+            || !check_length(n_table, a->p.n, "table") || !check_length(n_rule, a->p.n, "rule")
+            || !check_length(n_next_hop, a->p.n, "next_hop"))
+            goto fail;
+    }
+    for (int64_t i = 0; i < a->p.n; i++)
+        if (a->p.in_port[i] < 0 || a->p.in_port[i] >= 32) {
+            PyErr_SetString(PyExc_ValueError, "an input port outside 0..31");
+            goto fail;
+        }
+    Py_BEGIN_ALLOW_THREADS
+    forward_multi(&a->p, r, &out);
+    Py_END_ALLOW_THREADS
+    release(&v);
+    PyMem_Free(a);
+    PyMem_Free(r);
+    Py_RETURN_NONE;
+fail:
+    release(&v);
+    PyMem_Free(a);
+    PyMem_Free(r);
+    return NULL;
+}
+
+/* ------------------------------------------------------------ dataplane */
+
+/* merge_rounds(queues, rx_burst, place count, first_round, (rows, caplen, in_port, burst, source_id,
+ * source_row)); queues: (records, port, place) per source, in polling order */
+static PyObject *py_merge_rounds(PyObject *self, PyObject *args)
+{
+    PyObject *queues_o, *rows_o, *o[5];
+    long long rx_burst, places, first_round;
+    if (!PyArg_ParseTuple(args, "OLLL(OOOOOO)", &queues_o, &rx_burst, &places, &first_round, &rows_o, &o[0], &o[1],
+                          &o[2], &o[3], &o[4]))
+        return NULL;
+    struct views v = {.n = 0};
+    struct queue_records *q = NULL;
+    PyObject *list = PySequence_Fast(queues_o, "queues: a sequence of (records, port, place)");
+    if (list == NULL)
+        return NULL;
+    Py_ssize_t sources = PySequence_Fast_GET_SIZE(list), rows, width, stride, len;
+    q = PyMem_Calloc((size_t)(sources > 0 ? sources : 1), sizeof *q);
+    if (q == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    struct merged out;
+    out.rows = mat(&v, rows_o, 1, &rows, &width, &stride, "rows");
+    if (out.rows == NULL)
+        goto fail;
+    if (stride != width || width != ROW_BYTES) {
+        PyErr_SetString(PyExc_ValueError, "merge_rounds: rows must be contiguous rows of 80 bytes");
+        goto fail;
+    }
+    out.width = width;
+    int64_t **column[5] = {&out.caplen, &out.in_port, &out.burst, &out.source_id, &out.source_row};
+    for (int k = 0; k < 5; k++)
+        if (!(*column[k] = vec(&v, o[k], 1, 8, &len, "a batch column")) || !check_length(len, rows, "a batch column"))
+            goto fail;
+    int64_t total = 0;
+    for (Py_ssize_t s = 0; s < sources; s++) {
+        PyObject *records_o;
+        long long port, place;
+        Py_ssize_t n, w, st;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(list, s), "OLL", &records_o, &port, &place)
+            || !(q[s].records = mat(&v, records_o, 0, &n, &w, &st, "records")))
+            goto fail;
+        if (w < 16 || w > width || place < 0 || place >= places) {
+            PyErr_SetString(PyExc_ValueError, "merge_rounds: records wider than a row, or a place outside the queues");
+            goto fail;
+        }
+        q[s].stride = st;
+        q[s].width = w;
+        q[s].count = n;
+        q[s].port = port;
+        q[s].place = place;
+        total += n;
+    }
+    if (rx_burst < 1 || !check_length(rows, total, "rows"))
+        goto fail;
+    int64_t merged;
+    Py_BEGIN_ALLOW_THREADS
+    merged = merge_rounds(q, sources, rx_burst, places, first_round, 0, rounds_of(q, sources, rx_burst), &out);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(list);
+    PyMem_Free(q);
+    release(&v);
+    return PyLong_FromLongLong(merged);
+fail:
+    Py_DECREF(list);
+    PyMem_Free(q);
+    release(&v);
+    return NULL;
+}
+
+/* count_packets(in_port, reason, dest, rx, drops (ports x reasons), out (1 + ports)) */
+static PyObject *py_count_packets(PyObject *self, PyObject *args)
+{
+    PyObject *in_port_o, *reason_o, *dest_o, *rx_o, *drops_o, *out_o;
+    if (!PyArg_ParseTuple(args, "OOOOOO", &in_port_o, &reason_o, &dest_o, &rx_o, &drops_o, &out_o))
+        return NULL;
+    struct views v = {.n = 0};
+    Py_ssize_t n, n_reason, n_dest, n_rx, n_out;
+    const int64_t *in_port, *dest;
+    const uint8_t *reason;
+    int64_t *rx, *out;
+    Py_buffer *drops;
+    if (!(in_port = vec(&v, in_port_o, 0, 8, &n, "in_port")) || !(reason = vec(&v, reason_o, 0, 1, &n_reason, "reason"))
+        || !(dest = vec(&v, dest_o, 0, 8, &n_dest, "dest")) || !(rx = vec(&v, rx_o, 1, 8, &n_rx, "rx"))
+        || !(drops = take(&v, drops_o, 1, 8, 2, "drops")) || !(out = vec(&v, out_o, 1, 8, &n_out, "out"))
+        || !check_length(n_reason, n, "reason") || !check_length(n_dest, n, "dest"))
+        goto fail;
+    int64_t reasons = drops->shape[1];
+    if (drops->shape[0] != n_rx || drops->strides[0] != reasons * 8) {
+        PyErr_SetString(PyExc_ValueError, "count_packets: drops must be (rx ports, reasons), contiguous");
+        goto fail;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (in_port[i] < 0 || in_port[i] >= n_rx || reason[i] >= reasons || dest[i] < -1 || dest[i] + 1 >= n_out) {
+            PyErr_SetString(PyExc_ValueError, "count_packets: a port or reason outside the counters");
+            goto fail;
+        }
+    Py_BEGIN_ALLOW_THREADS
+    count_packets(in_port, reason, dest, n, reasons, rx, drops->buf, out);
+    Py_END_ALLOW_THREADS
+    release(&v);
+    Py_RETURN_NONE;
+fail:
+    release(&v);
+    return NULL;
+}
+
+static PyObject *py_same_port_runs(PyObject *self, PyObject *args)
+{
+    PyObject *dest_o, *burst_o, *ports_o, *lens_o;
+    if (!PyArg_ParseTuple(args, "OOOO", &dest_o, &burst_o, &ports_o, &lens_o))
+        return NULL;
+    struct views v = {.n = 0};
+    Py_ssize_t n, n_burst, n_ports, n_lens;
+    const int64_t *dest, *burst;
+    int64_t *run_ports, *run_lens;
+    if (!(dest = vec(&v, dest_o, 0, 8, &n, "dest")) || !(burst = vec(&v, burst_o, 0, 8, &n_burst, "burst"))
+        || !(run_ports = vec(&v, ports_o, 1, 8, &n_ports, "run_ports")) || !(run_lens = vec(&v, lens_o, 1, 8, &n_lens, "run_lens"))
+        || !check_length(n_burst, n, "burst") || !check_length(n_ports, n, "run_ports") || !check_length(n_lens, n, "run_lens")) {
+        release(&v);
+        return NULL;
+    }
+    int64_t runs;
+    Py_BEGIN_ALLOW_THREADS
+    runs = same_port_runs(dest, burst, n, run_ports, run_lens);
+    Py_END_ALLOW_THREADS
+    release(&v);
+    return PyLong_FromLongLong(runs);
+}
+
+/* send_runs((len, tx_bursts, direct, buffered, runs, rx_burst, tx_burst), run_ports, run_lens, single or None) */
+static PyObject *py_send_runs(PyObject *self, PyObject *args)
+{
+    PyObject *ports_o, *lens_o, *single_o, *c[5];
+    long long rx_burst, tx_burst;
+    if (!PyArg_ParseTuple(args, "(OOOOOLL)OOO", &c[0], &c[1], &c[2], &c[3], &c[4], &rx_burst, &tx_burst, &ports_o,
+                          &lens_o, &single_o))
+        return NULL;
+    struct views v = {.n = 0};
+    struct tx_counters tx = {.rx_burst = rx_burst, .tx_burst = tx_burst};
+    int64_t **field[5] = {&tx.len, &tx.tx_bursts, &tx.direct, &tx.buffered, &tx.runs};
+    Py_ssize_t ports = -1, n, n_lens, len;
+    for (int k = 0; k < 5; k++) {
+        if (!(*field[k] = vec(&v, c[k], 1, 8, &len, "a TX counter")))
+            goto fail;
+        ports = ports < 0 || len < ports ? len : ports;
+    }
+    const int64_t *run_ports, *run_lens;
+    const uint8_t *single = NULL;
+    Py_ssize_t n_single;
+    if (!(run_ports = vec(&v, ports_o, 0, 8, &n, "run_ports")) || !(run_lens = vec(&v, lens_o, 0, 8, &n_lens, "run_lens"))
+        || !check_length(n_lens, n, "run_lens") || !dest_ok(run_ports, n, ports))
+        goto fail;
+    if (single_o != Py_None && (!(single = vec(&v, single_o, 0, 1, &n_single, "single")) || !check_length(n_single, n, "single")))
+        goto fail;
+    if (rx_burst < 1) {
+        PyErr_SetString(PyExc_ValueError, "send_runs: rx_burst < 1");
+        goto fail;
+    }
+    for (Py_ssize_t r = 0; r < n; r++)
+        if (run_ports[r] < 0) {
+            PyErr_SetString(PyExc_ValueError, "send_runs: a run of a negative port");
+            goto fail;
+        }
+    Py_BEGIN_ALLOW_THREADS
+    send_runs(&tx, run_ports, run_lens, single, n);
+    Py_END_ALLOW_THREADS
+    release(&v);
+    Py_RETURN_NONE;
+fail:
+    release(&v);
+    return NULL;
+}
+
+/* lcore_step(queues, tails, (rx_burst, places, first_round), routes, step_drops, (oversize, mbuf_data_room),
+ *            (rx, drops, out), (run_port, run_len, run_single), (data, capacity, bytes, packets),
+ *            (rows, caplen, in_port, burst, source_id, source_row, dest, reason))
+ * queues as merge_rounds takes them; tails: (block, offsets) per queue; routes as forward_multi
+ * takes them; step_drops: a bytes object by reason code, or None. Returns (received, runs). */
+static void l3fwd_forward(const struct packets *p, const void *app, struct verdicts *v)
+{
+    forward_multi(p, app, v);
+}
+
+static PyObject *py_lcore_step(PyObject *self, PyObject *args)
+{
+    PyObject *queues_o, *tails_o, *routes_o, *step_o, *c[3], *r[3], *data_o, *bytes_o, *packets_o, *m[8];
+    long long rx_burst, places, first_round, oversize, room, capacity;
+    if (!PyArg_ParseTuple(args, "OO(LLL)OO(LL)(OOO)(OOO)(OLOO)(OOOOOOOO)", &queues_o, &tails_o, &rx_burst, &places,
+                          &first_round, &routes_o, &step_o, &oversize, &room, &c[0], &c[1], &c[2], &r[0], &r[1],
+                          &r[2], &data_o, &capacity, &bytes_o, &packets_o, &m[0], &m[1], &m[2], &m[3], &m[4], &m[5],
+                          &m[6], &m[7]))
+        return NULL;
+    struct views v = {.n = 0};
+    struct lcore_step *s = PyMem_Calloc(1, sizeof *s);
+    struct packets_args *a = PyMem_Calloc(1, sizeof *a);
+    struct routes *routes = PyMem_Malloc(sizeof *routes);
+    struct queue_records *q = NULL;
+    PyObject *queues = PySequence_Fast(queues_o, "queues: a sequence of (records, port, place)");
+    PyObject *tails = queues ? PySequence_Fast(tails_o, "tails: a sequence of (block, offsets)") : NULL;
+    if (s == NULL || a == NULL || routes == NULL || tails == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        goto fail;
+    }
+    Py_ssize_t sources = PySequence_Fast_GET_SIZE(queues);
+    if (PySequence_Fast_GET_SIZE(tails) != sources || sources > MAX_SOURCES || rx_burst < 1) {
+        PyErr_SetString(PyExc_ValueError, "lcore_step: one (block, offsets) per queue, at most 4096 queues");
+        goto fail;
+    }
+    if (!(q = PyMem_Calloc((size_t)(sources > 0 ? sources : 1), sizeof *q)))
+        goto fail;
+    int64_t received = 0;
+    for (Py_ssize_t k = 0; k < sources; k++) {
+        PyObject *records_o, *block_o, *offsets_o;
+        long long port, place;
+        Py_ssize_t n, w, st;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(queues, k), "OLL", &records_o, &port, &place)
+            || !(q[k].records = mat(&v, records_o, 0, &n, &w, &st, "records"))
+            || !PyArg_ParseTuple(PySequence_Fast_GET_ITEM(tails, k), "OO", &block_o, &offsets_o)
+            || !(a->blocks[k] = vec(&v, block_o, 0, 1, &a->block_size[k], "block"))
+            || !(a->offsets[k] = vec(&v, offsets_o, 0, 8, &a->offsets_len[k], "offsets")))
+            goto fail;
+        if (w < 16 || w > 80 || place < 0 || place >= places || port < 0 || port >= 32 || a->offsets_len[k] < n) {
+            PyErr_SetString(PyExc_ValueError, "lcore_step: a queue's records, port or place out of range");
+            goto fail;
+        }
+        q[k].stride = st;
+        q[k].width = w;
+        q[k].count = n;
+        q[k].port = port;
+        q[k].place = place;
+        received += n;
+    }
+    if (!routes_of(&v, routes_o, routes))
+        goto fail;
+    Py_ssize_t n_rx, n_out, n_runs, n_lens, n_single, ports, n_packets, data_len, sub, len, stride;
+    Py_buffer *drops;
+    if (!(s->counts.rx = vec(&v, c[0], 1, 8, &n_rx, "rx")) || !(drops = take(&v, c[1], 1, 8, 2, "drops"))
+        || !(s->counts.out = vec(&v, c[2], 1, 8, &n_out, "out"))
+        || !(s->runs.port = vec(&v, r[0], 1, 8, &n_runs, "run_port")) || !(s->runs.len = vec(&v, r[1], 1, 8, &n_lens, "run_len"))
+        || !(s->runs.single = vec(&v, r[2], 1, 1, &n_single, "run_single"))
+        || !(s->out.data = vec(&v, data_o, 1, 1, &data_len, "data"))
+        || !(s->out.bytes = vec(&v, bytes_o, 1, 8, &ports, "bytes"))
+        || !(s->out.packets = vec(&v, packets_o, 1, 8, &n_packets, "packets"))
+        || !(s->sub.rows = mat(&v, m[0], 1, &sub, &s->sub.width, &stride, "rows")))
+        goto fail;
+    int64_t **column[5] = {&s->sub.caplen, &s->sub.in_port, &s->sub.burst, &s->sub.source_id, &s->sub.source_row};
+    for (int k = 0; k < 5; k++)
+        if (!(*column[k] = vec(&v, m[1 + k], 1, 8, &len, "a sub-burst column")) || !check_length(len, sub, "a sub-burst column"))
+            goto fail;
+    if (!(s->dest = vec(&v, m[6], 1, 8, &len, "dest")) || !check_length(len, sub, "dest")
+        || !(s->reason = vec(&v, m[7], 1, 1, &len, "reason")) || !check_length(len, sub, "reason"))
+        goto fail;
+    s->counts.reasons = drops->shape[1];
+    s->counts.drops = drops->buf;
+    if (drops->shape[0] != n_rx || drops->strides[0] != s->counts.reasons * 8 || n_rx < 32 || n_out < 33
+        || oversize < 1 || oversize >= s->counts.reasons || s->counts.reasons < 7 || n_lens < n_runs || n_single < n_runs
+        || n_runs < received || ports < 32 || n_packets < ports || capacity < 1
+        || s->sub.width != ROW_BYTES || stride != ROW_BYTES || sub < rx_burst * sources) {
+        PyErr_SetString(PyExc_ValueError, "lcore_step: counters, runs, outputs or sub-burst of an unexpected size");
+        goto fail;
+    }
+    Py_ssize_t n_step = 0;
+    if (step_o != Py_None) {
+        if (!(s->step_drops = vec(&v, step_o, 0, 1, &n_step, "step_drops")) || !check_length(n_step, s->counts.reasons, "step_drops"))
+            goto fail;
+    }
+    s->q = q;
+    s->sources = sources;
+    s->blocks = a->blocks;
+    s->block_bytes = a->block_size;
+    s->offsets = a->offsets;
+    s->rx_burst = rx_burst;
+    s->places = places;
+    s->first_round = first_round;
+    s->forward = l3fwd_forward;
+    s->app = routes;
+    s->oversize = oversize;
+    s->mbuf_data_room = room;
+    s->out.capacity = capacity;
+    s->out.ports = data_len / capacity;        /* the TX ports that have a part */
+    s->sub_packets = sub;
+    int64_t got;
+    Py_BEGIN_ALLOW_THREADS
+    got = lcore_step(s);
+    Py_END_ALLOW_THREADS
+    if (got < 0) {
+        PyErr_SetString(PyExc_ValueError, "lcore_step: a record past its port's output, or a frame outside its block");
+        goto fail;
+    }
+    PyObject *result = Py_BuildValue("LL", (long long)got, (long long)s->runs.n);
+    Py_DECREF(queues);
+    Py_DECREF(tails);
+    release(&v);
+    PyMem_Free(q);
+    PyMem_Free(s);
+    PyMem_Free(a);
+    PyMem_Free(routes);
+    return result;
+fail:
+    Py_XDECREF(queues);
+    Py_XDECREF(tails);
+    release(&v);
+    PyMem_Free(q);
+    PyMem_Free(s);
+    PyMem_Free(a);
+    PyMem_Free(routes);
+    return NULL;
+}
+
+/* ------------------------------------------------------------ the module */
+
+static PyMethodDef methods[] = {
+    {"scan_records", py_scan_records, METH_VARARGS, "capture.kernels.scan_records"},
+    {"walk_rows", py_walk_rows, METH_VARARGS, "capture.kernels.walk_rows"},
+    {"scan_blocks", py_scan_blocks, METH_VARARGS, "capture.kernels.scan_blocks"},
+    {"gather_windows", py_gather_windows, METH_VARARGS, "capture.kernels.gather_windows"},
+    {"concat_ranges", py_concat_ranges, METH_VARARGS, "capture.kernels.concat_ranges"},
+    {"pack_rows", py_pack_rows, METH_VARARGS, "capture.kernels.pack_rows"},
+    {"scatter_records", py_scatter_records, METH_VARARGS, "capture.writers: a super-burst grouped by TX port"},
+    {"acl_classify", py_acl_classify, METH_VARARGS, "tables.acl.AclTable.classify"},
+    {"forward_multi", py_forward_multi, METH_VARARGS, "l3fwd.multi.forward"},
+    {"lcore_step", py_lcore_step, METH_VARARGS, "dataplane.lcore.main_loop over one super-burst (l3fwd's multi path)"},
+    {"merge_rounds", py_merge_rounds, METH_VARARGS, "dataplane.polling._merge"},
+    {"count_packets", py_count_packets, METH_VARARGS, "dataplane.stats.RunStats.count"},
+    {"same_port_runs", py_same_port_runs, METH_VARARGS, "dataplane.tx.same_port_runs"},
+    {"send_runs", py_send_runs, METH_VARARGS, "dataplane.tx.TxModel.send_runs"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    .m_base = PyModuleDef_HEAD_INIT,
+    .m_name = "_compiled",
+    .m_doc = "l3fwd-sim's compiled twins (compiled.h)",
+    .m_size = -1,
+    .m_methods = methods,
+};
+
+PyMODINIT_FUNC PyInit__compiled(void)
+{
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    PyObject *reasons = Py_BuildValue("(ssssss)", DROP_REASON_NAMES);
+    PyObject *lookups = Py_BuildValue("(ssss)", "lpm", "fib", "em", "acl");
+    if (reasons == NULL || lookups == NULL || PyModule_AddObject(m, "DROP_REASONS", reasons) < 0
+        || PyModule_AddObject(m, "LOOKUPS", lookups) < 0) {
+        Py_XDECREF(reasons);
+        Py_XDECREF(lookups);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,190 @@
+/*
+ * The compiled twins (the extension module l3fwd_sim._compiled), as plain C over the
+ * arrays the Python side already holds: nothing here allocates a table or copies one.
+ * Each .c file lives beside the Python module whose stages it twins and names its
+ * functions after them; compiled.c turns Python buffers into the structs below.
+ * Nothing is bounds-checked beyond what the Python side guarantees: the differential
+ * tests (tests/test_compiled.py and the twins' own tests) guard every function.
+ */
+#ifndef L3FWD_SIM_COMPILED_H
+#define L3FWD_SIM_COMPILED_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The twins read and write little-endian record headers with plain loads and stores. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the compiled twins need a little-endian host (the numpy stages run elsewhere)"
+#endif
+
+/* ------------------------------------------------------------ capture/records.c */
+
+/* A super-burst's packets as capture/batch.py's PacketBatch holds them: row i is the
+ * 16-byte pcap record header followed by the frame's first `head` bytes (zero past its
+ * end); the rest of a longer frame is in its source's read buffer. */
+struct packets {
+    uint8_t *rows;
+    int64_t stride;                 /* bytes from one row to the next */
+    int64_t head;                   /* frame bytes in a row (HEAD_BYTES) */
+    const int64_t *caplen;
+    const int64_t *in_port;
+    int64_t n;
+    const uint8_t *const *blocks;   /* per source: its read buffer */
+    const int64_t *const *offsets;  /* per source: where each of its frames starts there */
+    const int64_t *source_id, *source_row;
+};
+
+int64_t scan_records(const uint8_t *buf, int64_t pos, int64_t end, int64_t limit, int big_endian,
+                     int64_t max_caplen, int64_t *out, uint8_t *headers, int64_t header_stride,
+                     int64_t *pos_after, int *bad);
+int64_t walk_rows(const uint8_t *buf, int64_t pos, int64_t end, int64_t limit, int big_endian, int64_t max_caplen,
+                  int64_t snap, int64_t *out, uint8_t *rows, int64_t row_stride, int64_t *pos_after, int *bad,
+                  int64_t *frame_bytes);
+int64_t scan_blocks(const uint8_t *buf, int64_t pos, int64_t end, int64_t *out);
+void gather_windows(const uint8_t *buf, const int64_t *starts, const int64_t *widths, int64_t n,
+                    uint8_t *out, int64_t out_stride, int64_t width);
+void concat_ranges(const uint8_t *buf, const int64_t *starts, const int64_t *lengths, int64_t n, uint8_t *out);
+void pack_rows(const uint8_t *rows, int64_t stride, const int64_t *widths, int64_t n, uint8_t *out);
+int64_t port_bytes(const struct packets *p, const int64_t *dest, int64_t ports, int64_t *bytes, int64_t *packets);
+void scatter_records(const struct packets *p, const int64_t *dest, int64_t ports, const int64_t *bytes,
+                     int64_t *start, uint8_t *out);
+
+/* ------------------------------------------------------------ tables/ */
+
+/* tables/lpm.py's StrideTable (rte_lpm DIR-24-8, rte_lpm6), and rte_fib's default. */
+struct lpm_table {
+    const uint32_t *tbl24, *tbl24_rule, *tbl8, *tbl8_rule;
+    uint32_t payload_mask;
+    int key_bytes;                  /* 4 or 16 */
+    int64_t default_hop;            /* rte_fib's /0 route: the answer of a miss; -1: none */
+    int64_t default_rule;
+};
+
+/* tables/hash.py's ExactMatchTable: open addressing, linear probing. */
+struct em_table {
+    const uint64_t *keys;           /* slots x words */
+    const int64_t *ports, *rules;   /* port -1: empty slot */
+    uint64_t mask;
+    int words;
+};
+
+/* tables/acl.py's AclTable, flattened (AclTable._flatten). */
+struct acl_table {
+    int64_t rules, chunk_size, chunks;
+    const int64_t *chunk_tables, *table_field, *starts, *starts_at, *index_at, *shift, *words_at, *rows_at;
+    const int32_t *index;
+    const uint64_t *words, *summary;
+    int fields;
+};
+
+int64_t acl_classify(const struct acl_table *t, const int64_t *key);
+void acl_classify_columns(const struct acl_table *t, const int64_t *columns, int64_t n, int64_t *out);
+
+/* ------------------------------------------------------------ l3fwd/multi.c */
+
+enum lookup { LOOKUP_LPM, LOOKUP_FIB, LOOKUP_EM, LOOKUP_ACL };
+
+/* Drop reasons, as l3fwd/pipelines.py's DROP_REASONS numbers them (checked at import). */
+enum reason { FORWARDED, RFC1812_INVALID, UNKNOWN_PTYPE, NOT_TCP_UDP, TRUNCATED, ACL_DENY, ACL_MISS };
+#define DROP_REASON_NAMES "rfc1812_invalid", "unknown_ptype", "not_tcp_udp", "truncated", "acl_deny", "acl_miss"
+
+struct routes {                    /* one table per family, of the run's --lookup */
+    enum lookup lookup;
+    struct lpm_table lpm[2];
+    struct em_table em[2];
+    struct acl_table acl[2];
+    const int64_t *acl_action[2];  /* per ACL rule: its port, or ACL_DENY_ACTION */
+    const int64_t *acl_line[2];
+    const uint8_t *eth_header;     /* per TX port: destination and source MAC (12 bytes) */
+    uint8_t table_code[2];         /* the trace's code of the family's table */
+};
+#define ACL_DENY_ACTION (-2)
+
+struct verdicts {
+    int64_t *dest;
+    uint8_t *reason;
+    uint8_t *table;                 /* NULL unless tracing: then table, rule and next_hop */
+    int64_t *rule, *next_hop;
+};
+
+void forward_multi(const struct packets *p, const struct routes *r, struct verdicts *v);
+
+/* ------------------------------------------------------------ dataplane/polling.c */
+
+struct queue_records {              /* one RX queue's records of a super-burst (capture/records.py) */
+    const uint8_t *records;         /* row j at records + j * stride: record header, then the head */
+    int64_t stride, width, count;
+    int64_t port, place;            /* its port, and its place in the lcore's polling order */
+};
+
+struct merged {                     /* capture/batch.py's PacketBatch columns */
+    uint8_t *rows;
+    int64_t width;                  /* RECORD_ROW */
+    int64_t *caplen, *in_port, *burst, *source_id, *source_row;
+};
+
+int64_t merge_rounds(const struct queue_records *q, int64_t sources, int64_t rx_burst, int64_t queues,
+                     int64_t first_round, int64_t round_from, int64_t round_to, struct merged *out);
+int64_t rounds_of(const struct queue_records *q, int64_t sources, int64_t rx_burst);
+
+/* ------------------------------------------------------------ dataplane/stats.c */
+
+void count_packets(const int64_t *in_port, const uint8_t *reason, const int64_t *dest, int64_t n, int64_t reasons,
+                   int64_t *rx, int64_t *drops, int64_t *out);
+
+/* ------------------------------------------------------------ dataplane/tx.c */
+
+struct tx_counters {                /* dataplane/tx.py's TxModel, per port */
+    int64_t *len, *tx_bursts, *direct, *buffered, *runs;
+    int64_t rx_burst, tx_burst;
+};
+
+int64_t same_port_runs(const int64_t *dest, const int64_t *burst, int64_t n, int64_t *run_ports, int64_t *run_lens);
+void send_runs(struct tx_counters *tx, const int64_t *run_ports, const int64_t *run_lens, const uint8_t *single,
+               int64_t n);
+
+/* ------------------------------------------------------------ dataplane/lcore.c */
+
+typedef void forward_fn(const struct packets *p, const void *app, struct verdicts *v);
+
+struct run_counts {                 /* dataplane/stats.py's RunStats counters */
+    int64_t *rx, *drops, *out;      /* drops: RX ports x reasons; out: by TX port + 1 */
+    int64_t reasons;
+};
+
+struct tx_runs {                    /* a super-burst's TX calls in order, as dataplane/tx.py's TxLog keeps them */
+    int64_t *port, *len;
+    uint8_t *single;                /* send_single_packet for each packet of the run; else send_packetsx4 */
+    int64_t n;
+};
+
+struct port_outputs {               /* each TX port's records of a super-burst, laid out as written */
+    uint8_t *data;                  /* port k's part starts at data + k * capacity */
+    int64_t capacity, ports;        /* ports: how many parts data holds */
+    int64_t *bytes, *packets;       /* per port (at least 32) */
+};
+
+struct lcore_step {                 /* dataplane/lcore.py's main_loop over one super-burst */
+    const struct queue_records *q;
+    int64_t sources;
+    const uint8_t *const *blocks;   /* per source: its read buffer, its size and where its frames start there */
+    const ssize_t *block_bytes;
+    const int64_t *const *offsets;
+    int64_t rx_burst, places, first_round;
+    forward_fn *forward;            /* the application's path (l3fwd/multi.c) and its tables */
+    const void *app;
+    const uint8_t *step_drops;      /* ACL mode (acl.account_acl): reasons that send a burst packet by packet */
+    int64_t oversize, mbuf_data_room;   /* rx.py: the RX drop's code, and the mbuf's data room */
+    struct run_counts counts;
+    struct tx_runs runs;
+    struct port_outputs out;
+    struct merged sub;              /* a sub-burst: rows, columns and verdicts, small enough for the caches */
+    int64_t *dest;
+    uint8_t *reason;
+    int64_t sub_packets;
+};
+
+int64_t lcore_step(struct lcore_step *s);      /* packets received; -1: a record does not fit */
+
+#endif

@@ -1,0 +1,117 @@
+/*
+ * The compiled twin of dataplane/lcore.py's main loop over one super-burst, for a path
+ * with a compiled twin (l3fwd's multi path): the queues' records go through the stages
+ * a sub-burst of whole polling rounds at a time, small enough that a packet's bytes
+ * stay in the caches from one stage to the next — as DPDK's own loop goes burst by
+ * burst: received in polling order (polling.c), RX drops of the 2048-byte mbuf
+ * (rx.py), the application's forward, the TX calls (tx.py / acl.account_acl), the
+ * counters (stats.c) and each sent record laid out in its TX port's output
+ * (records.c).
+ */
+#include <string.h>
+
+#include "../capture/records.h"
+#include "../compiled.h"
+
+/* rx.oversize: records longer than one mbuf are dropped on receive (counted, never
+ * forwarded); returns the packets kept, moved up in order. */
+static int64_t drop_oversize(struct lcore_step *s, int64_t n)
+{
+    struct merged *m = &s->sub;
+    int64_t kept = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (m->caplen[i] > s->mbuf_data_room) {
+            s->counts.rx[m->in_port[i]]++;
+            s->counts.drops[m->in_port[i] * s->counts.reasons + s->oversize]++;
+            s->counts.out[0]++;
+            continue;
+        }
+        if (kept != i) {
+            memcpy(m->rows + kept * m->width, m->rows + i * m->width, (size_t)m->width);
+            m->caplen[kept] = m->caplen[i];
+            m->in_port[kept] = m->in_port[i];
+            m->burst[kept] = m->burst[i];
+            m->source_id[kept] = m->source_id[i];
+            m->source_row[kept] = m->source_row[i];
+        }
+        kept++;
+    }
+    return kept;
+}
+
+/* tx.account_multi (same_port_runs) and acl.account_acl: per rx burst, one run per
+ * maximal stretch of one destination, each a send_packetsx4 — or, in ACL mode when the
+ * burst holds a drop of the classification step, sent packet by packet. */
+static void account(struct lcore_step *s, const int64_t *burst, int64_t n)
+{
+    for (int64_t start = 0; start < n;) {
+        int64_t end = start + 1;
+        while (end < n && burst[end] == burst[start])
+            end++;
+        int single = 0;
+        for (int64_t i = start; s->step_drops && i < end && !single; i++)
+            single = s->step_drops[s->reason[i]];
+        for (int64_t i = start; i < end;) {
+            int64_t j = i + 1;
+            while (j < end && s->dest[j] == s->dest[i])
+                j++;
+            if (s->dest[i] >= 0) {
+                s->runs.port[s->runs.n] = s->dest[i];
+                s->runs.len[s->runs.n] = j - i;
+                s->runs.single[s->runs.n++] = (uint8_t)single;
+            }
+            i = j;
+        }
+        start = end;
+    }
+}
+
+/* writers.PortOutputs.write: each sent record after its port's records so far; 0 when
+ * one does not fit its port's part, or its frame lies outside its block */
+static int lay_out(struct lcore_step *s, int64_t n)
+{
+    struct merged *m = &s->sub;
+    int64_t head = m->width - 16;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t port = s->dest[i], cap = m->caplen[i];
+        if (port < 0)
+            continue;
+        if (port >= s->out.ports || s->out.bytes[port] + 16 + cap + ROW_SLACK > s->out.capacity)
+            return 0;
+        const uint8_t *frame = NULL;
+        if (cap > head) {
+            int64_t at = s->offsets[m->source_id[i]][m->source_row[i]];
+            if (at < 0 || at + cap > s->block_bytes[m->source_id[i]])
+                return 0;
+            frame = s->blocks[m->source_id[i]] + at;
+        }
+        lay_out_record(s->out.data + port * s->out.capacity + s->out.bytes[port], m->rows + i * m->width, cap, frame);
+        s->out.bytes[port] += 16 + cap;
+        s->out.packets[port]++;
+    }
+    return 1;
+}
+
+/* Returns the packets received. */
+int64_t lcore_step(struct lcore_step *s)
+{
+    int64_t rounds = rounds_of(s->q, s->sources, s->rx_burst), received = 0;
+    int64_t per_round = s->rx_burst * s->sources;
+    int64_t step = s->sub_packets / per_round > 0 ? s->sub_packets / per_round : 1;
+    for (int64_t round = 0; round < rounds; round += step) {
+        int64_t last = round + step < rounds ? round + step : rounds;
+        int64_t n = merge_rounds(s->q, s->sources, s->rx_burst, s->places, s->first_round, round, last, &s->sub);
+        received += n;
+        n = drop_oversize(s, n);
+        struct packets p = {.rows = s->sub.rows, .stride = s->sub.width, .head = s->sub.width - 16,
+                            .caplen = s->sub.caplen, .in_port = s->sub.in_port, .n = n};
+        struct verdicts v = {.dest = s->dest, .reason = s->reason};
+        s->forward(&p, s->app, &v);
+        account(s, s->sub.burst, n);
+        count_packets(s->sub.in_port, s->reason, s->dest, n, s->counts.reasons, s->counts.rx, s->counts.drops,
+                      s->counts.out);
+        if (!lay_out(s, n))
+            return -1;
+    }
+    return received;
+}
