@@ -8,10 +8,11 @@ modules they twin (``capture/records.c`` beside ``capture/kernels.py``, ``l3fwd/
 beside ``l3fwd/multi.py``, ...). The numpy (or Python) code stays the definition; the
 tests prove each twin byte-identical to it.
 
-Loading the extension costs about 0.3 ms (numba, the earlier mechanism, cost 0.5–0.9 s
+Loading the extension costs about 0.3 ms (numba, the earlier mechanism, cost 0.5–1.4 s
 to import; docs/performance.md), so the choice is made up front, from the sizes of a
-run's inputs: a run reading less than :data:`MIN_INPUT_BYTES` keeps the numpy stages
-(it would not notice the difference) and never loads the extension.
+run's inputs: a run reading less than :data:`MIN_INPUT_BYTES` keeps the numpy stages and
+never loads the extension. That is not for speed (the twins are faster at any size):
+small runs — the demo, the docs' examples — run the readable definition.
 
 ``L3FWD_SIM_KERNELS`` overrides the choice: ``numpy`` always runs the numpy stages,
 ``compiled`` always the twins (an error if the extension was not built). Without a C

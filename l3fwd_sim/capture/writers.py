@@ -58,10 +58,15 @@ class PortOutputs:
         self._rows = np.empty(0, np.uint8)
         self._ports = max(self.writers, default=-1) + 1
 
+    def _bytes(self, size: int) -> np.ndarray:
+        """The first ``size`` bytes of the reused output buffer (grown once, then reused:
+        no page faults per batch)."""
+        if len(self._rows) < size:
+            self._rows = np.empty(size, np.uint8)
+        return self._rows[:size]
+
     def _buffer(self, n: int, width: int) -> np.ndarray:
-        if len(self._rows) < n * width:            # grown once, then reused: no page faults per batch
-            self._rows = np.empty(n * RECORD_ROW, np.uint8)
-        return self._rows[:n * width].reshape(n, width)
+        return self._bytes(n * RECORD_ROW)[:n * width].reshape(n, width)
 
     def write(self, batch: PacketBatch, dest: np.ndarray, reserve=None) -> None:
         """Append the packets of ``batch`` to the pcap of their ``dest`` port (-1: dropped).
@@ -120,10 +125,7 @@ class PortOutputs:
         """A reused buffer with a part of ``capacity`` bytes for each TX port (port k's
         part first), for records laid out by TX port (``lcore.c``: each part holds a
         row's room past its last record)."""
-        size = self._ports * capacity
-        if len(self._rows) < size:
-            self._rows = np.empty(size, np.uint8)
-        return self._rows[:size]
+        return self._bytes(self._ports * capacity)
 
     def write_laid_out(self, data: np.ndarray, capacity: int, sizes: np.ndarray, counts: np.ndarray,
                        reserve=None) -> None:
@@ -144,13 +146,11 @@ class PortOutputs:
         """:meth:`write` by ``scatter_records``: every sent record laid out once, in its
         port's part of one reused buffer (the parts one after another, each with a row's
         room after it); each part written with one call."""
-        size = 16 * len(batch) + int(batch.caplen.sum()) + self._ports * RECORD_ROW
-        if len(self._rows) < size:
-            self._rows = np.empty(size, np.uint8)
+        data = self._bytes(16 * len(batch) + int(batch.caplen.sum()) + self._ports * RECORD_ROW)
         sizes, counts, starts = np.zeros((3, self._ports), np.int64)
-        k.scatter_records(batch.arrays(with_sources=True), np.ascontiguousarray(dest, np.int64), self._rows,
-                          sizes, counts, starts)
-        self._write_parts(self._rows, starts, sizes, counts, reserve)
+        k.scatter_records(batch.arrays(with_sources=True), np.ascontiguousarray(dest, np.int64), data, sizes, counts,
+                          starts)
+        self._write_parts(data, starts, sizes, counts, reserve)
 
     def _to_output_resolution(self, batch: PacketBatch, sent: np.ndarray, rows: np.ndarray) -> None:
         """Record headers whose fractions are in another resolution than the output's: a

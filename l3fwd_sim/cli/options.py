@@ -84,14 +84,3 @@ def output_format_option(auto: str):
 
 
 INPUTS_AUTO = "pcapng when every input is pcapng, else pcap"
-
-
-def trace_count(text: str | None) -> int | str | None:
-    """``--trace N|all``."""
-    if text is None or text == "all":
-        return text
-    if not (text.isascii() and text.isdigit() and len(text) <= 18):
-        raise SimError(f"--trace {text!r}: give a number of packets or 'all'")
-    return int(text)
-
-

@@ -8,9 +8,18 @@ import click
 from ..dataplane.inputs import find_rx_queues
 from ..dataplane.ports import parse_port_mac, parse_portmask
 from ..dataplane.rss import parse_rss_key
+from ..errors import SimError
 from ..l3fwd.run import LOOKUPS, PIPELINES, RunOptions, run
-from .options import INPUTS_AUTO, OUTPUT_DIR, lookup_method, output_format_option, print_stats, progress_printer, \
-    trace_count
+from .options import INPUTS_AUTO, OUTPUT_DIR, lookup_method, output_format_option, print_stats, progress_printer
+
+
+def trace_count(text: str | None) -> int | str | None:
+    """``--trace N|all``."""
+    if text is None or text == "all":
+        return text
+    if not (text.isascii() and text.isdigit() and len(text) <= 18):
+        raise SimError(f"--trace {text!r}: give a number of packets or 'all'")
+    return int(text)
 
 
 @click.command("run")
