@@ -11,7 +11,7 @@
 #include "capture/records.h"
 #include "compiled.h"
 
-#define MAX_VIEWS 96
+#define MAX_VIEWS 128
 #define MAX_SOURCES 4096
 
 /* The buffers one call holds, released together whatever happens. */
@@ -282,6 +282,7 @@ struct packets_args {
     struct packets p;
     const uint8_t *blocks[MAX_SOURCES];
     const int64_t *offsets[MAX_SOURCES];
+    const int64_t *numbers[MAX_SOURCES];      /* a traced queue's record numbers (lcore_step's trace) */
     Py_ssize_t block_size[MAX_SOURCES], offsets_len[MAX_SOURCES], sources;
 };
 
@@ -513,15 +514,18 @@ fail:
 
 /* ------------------------------------------------------------ l3fwd */
 
-/* routes = (lookup, table4, table6, eth_header, table codes (code4, code6), acl_actions, acl_lines);
- * the tables as lpm_of / em_of / acl_of take them; acl_actions and acl_lines: a pair of
- * arrays (None outside ACL mode) */
+/* routes = (lookup, table4, table6, eth_header, table codes (code4, code6), acl_actions, acl_lines,
+ * portmask); the tables as lpm_of / em_of / acl_of take them; acl_actions and acl_lines: a
+ * pair of arrays (None outside ACL mode) */
 static int routes_of(struct views *v, PyObject *tuple, struct routes *r)
 {
     PyObject *t4, *t6, *eth_o, *actions_o, *lines_o;
     int lookup, code4, code6;
-    if (!PyArg_ParseTuple(tuple, "iOOO(ii)OO", &lookup, &t4, &t6, &eth_o, &code4, &code6, &actions_o, &lines_o))
+    unsigned long enabled;
+    if (!PyArg_ParseTuple(tuple, "iOOO(ii)OOk", &lookup, &t4, &t6, &eth_o, &code4, &code6, &actions_o, &lines_o,
+                          &enabled))
         return 0;
+    r->enabled = (uint32_t)enabled;            /* ports past 31 are never enabled (ports.is_enabled) */
     Py_ssize_t eth_len;
     if (!(r->eth_header = vec(v, eth_o, 0, 1, &eth_len, "eth_header")) || !check_length(eth_len, 32 * 12, "eth_header"))
         return 0;
@@ -550,7 +554,7 @@ static int routes_of(struct views *v, PyObject *tuple, struct routes *r)
             break;
         case LOOKUP_ACL: {
             PyObject *action_o, *line_o;
-            Py_ssize_t n_action, n_line;
+            Py_ssize_t n_action = 0, n_line = 0;
             if (!acl_of(v, tables[f], &r->acl[f]) || !(action_o = PySequence_GetItem(actions_o, f)))
                 return 0;
             r->acl_action[f] = vec(v, action_o, 0, 8, &n_action, "acl actions");
@@ -581,9 +585,10 @@ static int routes_of(struct views *v, PyObject *tuple, struct routes *r)
     return 1;
 }
 
-/* forward_multi(packets, routes, verdicts); verdicts = (dest, reason, table, rule, next_hop),
- * the last three None unless tracing */
-static PyObject *py_forward_multi(PyObject *self, PyObject *args)
+/* forward_multi or forward_simple(packets, routes, verdicts); verdicts = (dest, reason, table,
+ * rule, next_hop), the last three None unless tracing */
+static PyObject *forward_path(PyObject *args, void (*forward)(const struct packets *, const struct routes *,
+                                                              struct verdicts *))
 {
     PyObject *packets_o, *routes_o, *dest_o, *reason_o, *table_o, *rule_o, *next_hop_o;
     if (!PyArg_ParseTuple(args, "OO(OOOOO)", &packets_o, &routes_o, &dest_o, &reason_o, &table_o, &rule_o,
@@ -617,7 +622,7 @@ static PyObject *py_forward_multi(PyObject *self, PyObject *args)
             goto fail;
         }
     Py_BEGIN_ALLOW_THREADS
-    forward_multi(&a->p, r, &out);
+    forward(&a->p, r, &out);
     Py_END_ALLOW_THREADS
     release(&v);
     PyMem_Free(a);
@@ -628,6 +633,16 @@ fail:
     PyMem_Free(a);
     PyMem_Free(r);
     return NULL;
+}
+
+static PyObject *py_forward_multi(PyObject *self, PyObject *args)
+{
+    return forward_path(args, forward_multi);
+}
+
+static PyObject *py_forward_simple(PyObject *self, PyObject *args)
+{
+    return forward_path(args, forward_simple);
 }
 
 /* ------------------------------------------------------------ dataplane */
@@ -805,25 +820,97 @@ fail:
     return NULL;
 }
 
-/* lcore_step(queues, tails, (rx_burst, places, first_round), routes, step_drops, (oversize, mbuf_data_room),
- *            (rx, drops, out), (run_port, run_len, run_single), (data, capacity, bytes, packets),
- *            (rows, caplen, in_port, burst, source_id, source_row, dest, reason))
- * queues as merge_rounds takes them; tails: (block, offsets) per queue; routes as forward_multi
- * takes them; step_drops: a bytes object by reason code, or None. Returns (received, runs). */
-static void l3fwd_forward(const struct packets *p, const void *app, struct verdicts *v)
+/* lcore_step(queues, tails, (rx_burst, places, first_round), pipeline, routes, step_drops,
+ *            (oversize, mbuf_data_room), (rx, drops, out), (run_port, run_len, run_single),
+ *            (data, capacity, bytes, packets), (rows, caplen, in_port, burst, source_id, source_row, dest, reason))
+ * queues as merge_rounds takes them; tails: (block, offsets) per queue; pipeline: its index in
+ * PIPELINES; routes as forward_multi takes them; step_drops: a bytes object by reason code, or
+ * None. Returns (received, runs). */
+static void l3fwd_multi(const struct packets *p, const void *app, struct verdicts *v)
 {
     forward_multi(p, app, v);
+}
+
+static void l3fwd_simple(const struct packets *p, const void *app, struct verdicts *v)
+{
+    forward_simple(p, app, v);
+}
+
+#define PIPELINE_NAMES "multi", "simple"
+static forward_fn *const PIPELINES[] = {l3fwd_multi, l3fwd_simple};
+
+/* lcore_step's trace: (columns, limit, rx_queue, first_index, numbers, lcore, first_burst,
+ * sent, received_at, table, rule, next_hop) — the trace records to fill as
+ * trace.TraceRecords' columns (rx_port, rx_queue, lcore, tx_port, index, burst, tx_index,
+ * rule, next_hop, caplen, table, reason, head), trace.BurstTracer's state, and scratch of
+ * the sub-burst's size. */
+static int trace_of(struct views *v, PyObject *obj, struct lcore_trace *t, struct packets_args *a, Py_ssize_t sources,
+                    int64_t places, Py_ssize_t sub)
+{
+    PyObject *c[13], *rx_queue_o, *first_o, *numbers_o, *sent_o, *o[4];
+    long long limit, lcore, first_burst;
+    Py_ssize_t len, n_first, rows, cols, stride;
+    if (!PyArg_ParseTuple(obj, "(OOOOOOOOOOOOO)LOOOLLOOOOO", &c[0], &c[1], &c[2], &c[3], &c[4], &c[5], &c[6], &c[7],
+                          &c[8], &c[9], &c[10], &c[11], &c[12], &limit, &rx_queue_o, &first_o, &numbers_o, &lcore,
+                          &first_burst, &sent_o, &o[0], &o[1], &o[2], &o[3]))
+        return 0;
+    struct trace_columns *r = &t->r;
+    void **column[12] = {(void **)&r->rx_port, (void **)&r->rx_queue, (void **)&r->lcore, (void **)&r->tx_port,
+                         (void **)&r->index, (void **)&r->burst, (void **)&r->tx_index, (void **)&r->rule,
+                         (void **)&r->next_hop, (void **)&r->caplen, (void **)&r->table, (void **)&r->reason};
+    static const int size[12] = {2, 2, 2, 2, 8, 8, 8, 8, 8, 4, 1, 1};
+    for (int k = 0; k < 12; k++)
+        if (!(*column[k] = vec(v, c[k], 1, size[k], &len, "a trace column")) || !check_length(len, limit, "a trace column"))
+            return 0;
+    if (!(r->head = mat(v, c[12], 1, &rows, &cols, &stride, "trace heads")) || !check_length(rows, limit, "trace heads")
+        || cols != TRACE_HEAD || stride != TRACE_HEAD
+        || !(t->rx_queue = vec(v, rx_queue_o, 0, 8, &len, "rx_queue")) || !check_length(len, places, "rx_queue")
+        || !(t->first_index = vec(v, first_o, 0, 8, &n_first, "first_index")) || !check_length(n_first, sources, "first_index")
+        || !(t->sent = vec(v, sent_o, 1, 8, &t->sent_ports, "sent"))
+        || !(t->received_at = vec(v, o[0], 1, 8, &len, "received_at")) || !check_length(len, sub, "received_at")
+        || !(t->table = vec(v, o[1], 1, 1, &len, "table")) || !check_length(len, sub, "table")
+        || !(t->rule = vec(v, o[2], 1, 8, &len, "rule")) || !check_length(len, sub, "rule")
+        || !(t->next_hop = vec(v, o[3], 1, 8, &len, "next_hop")) || !check_length(len, sub, "next_hop")) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "lcore_step: trace heads of an unexpected shape");
+        return 0;
+    }
+    PyObject *numbers = PySequence_Fast(numbers_o, "numbers: per source, an array or None");
+    if (numbers == NULL)
+        return 0;
+    int ok = PySequence_Fast_GET_SIZE(numbers) == sources && limit >= 0;
+    for (Py_ssize_t k = 0; ok && k < sources; k++) {
+        PyObject *each = PySequence_Fast_GET_ITEM(numbers, k);
+        a->numbers[k] = NULL;
+        if (each != Py_None)
+            ok = (a->numbers[k] = vec(v, each, 0, 8, &len, "numbers")) != NULL && check_length(len, a->offsets_len[k], "numbers");
+    }
+    Py_DECREF(numbers);
+    if (!ok) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "lcore_step: a trace's numbers of an unexpected size");
+        return 0;
+    }
+    t->numbers = (const int64_t *const *)a->numbers;
+    t->limit = limit, t->filled = 0, t->lcore = lcore, t->first_burst = first_burst;
+    return 1;
 }
 
 static PyObject *py_lcore_step(PyObject *self, PyObject *args)
 {
     PyObject *queues_o, *tails_o, *routes_o, *step_o, *c[3], *r[3], *data_o, *bytes_o, *packets_o, *m[8];
+    PyObject *trace_o = Py_None;
     long long rx_burst, places, first_round, oversize, room, capacity;
-    if (!PyArg_ParseTuple(args, "OO(LLL)OO(LL)(OOO)(OOO)(OLOO)(OOOOOOOO)", &queues_o, &tails_o, &rx_burst, &places,
-                          &first_round, &routes_o, &step_o, &oversize, &room, &c[0], &c[1], &c[2], &r[0], &r[1],
-                          &r[2], &data_o, &capacity, &bytes_o, &packets_o, &m[0], &m[1], &m[2], &m[3], &m[4], &m[5],
-                          &m[6], &m[7]))
+    int pipeline;
+    if (!PyArg_ParseTuple(args, "OO(LLL)iOO(LL)(OOO)(OOO)(OLOO)(OOOOOOOO)|O", &queues_o, &tails_o, &rx_burst, &places,
+                          &first_round, &pipeline, &routes_o, &step_o, &oversize, &room, &c[0], &c[1], &c[2], &r[0],
+                          &r[1], &r[2], &data_o, &capacity, &bytes_o, &packets_o, &m[0], &m[1], &m[2], &m[3], &m[4],
+                          &m[5], &m[6], &m[7], &trace_o))
         return NULL;
+    if (pipeline < 0 || pipeline >= (int)(sizeof PIPELINES / sizeof *PIPELINES)) {
+        PyErr_SetString(PyExc_ValueError, "lcore_step: unknown pipeline");
+        return NULL;
+    }
     struct views v = {.n = 0};
     struct lcore_step *s = PyMem_Calloc(1, sizeof *s);
     struct packets_args *a = PyMem_Calloc(1, sizeof *a);
@@ -899,6 +986,8 @@ static PyObject *py_lcore_step(PyObject *self, PyObject *args)
         if (!(s->step_drops = vec(&v, step_o, 0, 1, &n_step, "step_drops")) || !check_length(n_step, s->counts.reasons, "step_drops"))
             goto fail;
     }
+    if (trace_o != Py_None && !trace_of(&v, trace_o, &s->trace, a, sources, places, sub))
+        goto fail;
     s->q = q;
     s->sources = sources;
     s->blocks = a->blocks;
@@ -907,7 +996,7 @@ static PyObject *py_lcore_step(PyObject *self, PyObject *args)
     s->rx_burst = rx_burst;
     s->places = places;
     s->first_round = first_round;
-    s->forward = l3fwd_forward;
+    s->forward = PIPELINES[pipeline];
     s->app = routes;
     s->oversize = oversize;
     s->mbuf_data_room = room;
@@ -922,7 +1011,7 @@ static PyObject *py_lcore_step(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "lcore_step: a record past its port's output, or a frame outside its block");
         goto fail;
     }
-    PyObject *result = Py_BuildValue("LL", (long long)got, (long long)s->runs.n);
+    PyObject *result = Py_BuildValue("LLL", (long long)got, (long long)s->runs.n, (long long)s->trace.filled);
     Py_DECREF(queues);
     Py_DECREF(tails);
     release(&v);
@@ -942,6 +1031,352 @@ fail:
     return NULL;
 }
 
+/* ------------------------------------------------------------ rss, merge */
+
+/* A port's RSS, (l4, tables, reta), as struct rss. */
+static int rss_of(struct views *v, PyObject *obj, struct rss *r)
+{
+    PyObject *tables_o, *reta_o;
+    Py_ssize_t table_len, reta_size;
+    if (!PyArg_ParseTuple(obj, "pOO", &r->l4, &tables_o, &reta_o)
+        || !(r->tables = vec(v, tables_o, 0, 4, &table_len, "tables")) || !check_length(table_len, 36 * 256, "tables")
+        || !(r->reta = vec(v, reta_o, 0, 8, &reta_size, "reta")))
+        return 0;
+    if (reta_size < 1 || (reta_size & (reta_size - 1))) {
+        PyErr_SetString(PyExc_ValueError, "rss: the redirection table's size is not a power of 2");
+        return 0;
+    }
+    r->reta_size = reta_size;
+    return 1;
+}
+
+/* rss_queues((l4, tables, reta), records, out) */
+static PyObject *py_rss_queues(PyObject *self, PyObject *args)
+{
+    PyObject *rss_o, *records_o, *out_o;
+    if (!PyArg_ParseTuple(args, "OOO", &rss_o, &records_o, &out_o))
+        return NULL;
+    struct views v = {.n = 0};
+    struct rss r;
+    Py_ssize_t n, width, stride, out_len;
+    const uint8_t *records = rss_of(&v, rss_o, &r) ? mat(&v, records_o, 0, &n, &width, &stride, "records") : NULL;
+    int64_t *out = records ? vec(&v, out_o, 1, 8, &out_len, "out") : NULL;
+    if (out == NULL || !check_length(out_len, n, "out"))
+        goto fail;
+    if (width < 16 || width > ROW_BYTES) {
+        PyErr_SetString(PyExc_ValueError, "rss_queues: records narrower than a record header or wider than a row");
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    rss_queues(&r, records, stride, width, n, out);
+    Py_END_ALLOW_THREADS
+    release(&v);
+    Py_RETURN_NONE;
+fail:
+    release(&v);
+    return NULL;
+}
+
+/* rss_keep((l4, tables, reta), queue, (records, block, offsets, numbers or None, first),
+ *          (rows, block, begin, offsets, numbers, n, used)) -> (records kept, bytes used) */
+static PyObject *py_rss_keep(PyObject *self, PyObject *args)
+{
+    PyObject *rss_o, *records_o, *block_o, *offsets_o, *numbers_o, *o[5];
+    long long queue, first, n_kept, used;
+    if (!PyArg_ParseTuple(args, "OL(OOOOL)(OOOOOLL)", &rss_o, &queue, &records_o, &block_o, &offsets_o, &numbers_o,
+                          &first, &o[0], &o[1], &o[2], &o[3], &o[4], &n_kept, &used))
+        return NULL;
+    struct views v = {.n = 0};
+    struct rss r;
+    struct queue_records q = {.port = 0, .place = 0};
+    struct rss_kept k = {.n = n_kept, .used = used};
+    Py_ssize_t n, width, stride, size, len, rows, cols, kept_stride, kept_size;
+    const uint8_t *block = NULL;
+    const int64_t *offsets = NULL, *numbers = NULL;
+    if (!rss_of(&v, rss_o, &r) || !(q.records = mat(&v, records_o, 0, &n, &width, &stride, "records"))
+        || !(block = vec(&v, block_o, 0, 1, &size, "block")) || !(offsets = vec(&v, offsets_o, 0, 8, &len, "offsets"))
+        || !check_length(len, n, "offsets"))
+        goto fail;
+    if (numbers_o != Py_None && (!(numbers = vec(&v, numbers_o, 0, 8, &len, "numbers")) || !check_length(len, n, "numbers")))
+        goto fail;
+    if (!(k.rows = mat(&v, o[0], 1, &rows, &cols, &kept_stride, "kept rows")) || !(k.block = vec(&v, o[1], 1, 1, &kept_size, "kept block")))
+        goto fail;
+    int64_t **column[3] = {&k.begin, &k.offsets, &k.numbers};
+    for (int c = 0; c < 3; c++)
+        if (!(*column[c] = vec(&v, o[2 + c], 1, 8, &len, "a kept column")) || !check_length(len, rows, "a kept column"))
+            goto fail;
+    int64_t need = 0;                           /* every record kept: the most room it can take */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const uint8_t *record = q.records + i * stride;
+        int64_t caplen = (int64_t)record[8] | (int64_t)record[9] << 8 | (int64_t)record[10] << 16
+                         | (int64_t)record[11] << 24, before = offsets[i] < 16 ? offsets[i] : 16;
+        if (offsets[i] < 0 || offsets[i] + caplen > size) {
+            PyErr_SetString(PyExc_ValueError, "rss_keep: a frame outside its block");
+            goto fail;
+        }
+        need += before + caplen;
+    }
+    if (width < 16 || width > ROW_BYTES || cols != ROW_BYTES || kept_stride != ROW_BYTES || n_kept < 0 || used < 0
+        || n_kept + n > rows || used + need > kept_size) {
+        PyErr_SetString(PyExc_ValueError, "rss_keep: no room for the records kept");
+        goto fail;
+    }
+    q.stride = stride, q.width = width, q.count = n;
+    int64_t kept;
+    Py_BEGIN_ALLOW_THREADS
+    kept = rss_keep(&r, queue, &q, block, offsets, numbers, first, &k);
+    Py_END_ALLOW_THREADS
+    release(&v);
+    return Py_BuildValue("LL", (long long)kept, (long long)k.used);
+fail:
+    release(&v);
+    return NULL;
+}
+
+/* merge_by_time(times, bounds, order) -> True, or False when a file is not in time order */
+static PyObject *py_merge_by_time(PyObject *self, PyObject *args)
+{
+    PyObject *times_o, *bounds_o, *order_o;
+    if (!PyArg_ParseTuple(args, "OOO", &times_o, &bounds_o, &order_o))
+        return NULL;
+    struct views v = {.n = 0};
+    Py_ssize_t n, files, order_len;
+    const uint64_t *times = vec(&v, times_o, 0, 8, &n, "times");
+    const int64_t *bounds = times ? vec(&v, bounds_o, 0, 8, &files, "bounds") : NULL;
+    int64_t *order = bounds ? vec(&v, order_o, 1, 8, &order_len, "order") : NULL;
+    int64_t *next = NULL;
+    if (order == NULL || !check_length(files, 1, "bounds"))
+        goto fail;
+    int ok = bounds[0] == 0 && bounds[files - 1] <= n && bounds[files - 1] <= order_len;
+    for (Py_ssize_t f = 1; ok && f < files; f++)
+        ok = bounds[f] >= bounds[f - 1];
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "merge_by_time: bounds outside the records");
+        goto fail;
+    }
+    if ((next = PyMem_Malloc(sizeof *next * (size_t)files)) == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    int merged;
+    Py_BEGIN_ALLOW_THREADS
+    merged = merge_by_time(times, bounds, files - 1, next, order);
+    Py_END_ALLOW_THREADS
+    PyMem_Free(next);
+    release(&v);
+    return PyBool_FromLong(merged);
+fail:
+    release(&v);
+    return NULL;
+}
+
+/* ------------------------------------------------------------ traces */
+
+/* A 1-d array of integers of 1, 2, 4 or 8 bytes, native order, any stride; at least n of them. */
+static int int_column_of(struct views *v, PyObject *obj, Py_ssize_t n, struct int_column *c, const char *what)
+{
+    if (v->n == MAX_VIEWS) {
+        PyErr_SetString(PyExc_RuntimeError, "too many arrays in one call");
+        return 0;
+    }
+    Py_buffer *b = &v->view[v->n];
+    if (PyObject_GetBuffer(obj, b, PyBUF_STRIDES | PyBUF_FORMAT) < 0)
+        return 0;
+    v->n++;
+    const char *format = b->format ? b->format : "B";
+    if (*format == '<' || *format == '=' || *format == '@')
+        format++;
+    if (b->ndim != 1 || !*format || format[1] || !strchr("bBhHiIlLqQ", *format)
+        || (b->itemsize != 1 && b->itemsize != 2 && b->itemsize != 4 && b->itemsize != 8)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a 1-d array of integers", what);
+        return 0;
+    }
+    c->data = b->buf;
+    c->stride = b->strides[0];
+    c->size = (int)b->itemsize;
+    c->is_signed = strchr("bhilq", *format) != NULL;
+    return check_length(b->shape[0], n, what);
+}
+
+/* A choice's texts: bytes, and offsets (k + 1 of them, rising, inside the bytes). */
+static int choice_of(struct views *v, PyObject *bytes_o, PyObject *offsets_o, struct line_piece *piece)
+{
+    Py_ssize_t size, n_offsets;
+    if (!(piece->bytes = vec(v, bytes_o, 0, 1, &size, "texts"))
+        || !(piece->offsets = vec(v, offsets_o, 0, 8, &n_offsets, "offsets")))
+        return 0;
+    piece->texts = n_offsets - 1;
+    piece->width = 0;
+    for (Py_ssize_t k = 0; k < piece->texts; k++) {
+        int64_t len = piece->offsets[k + 1] - piece->offsets[k];
+        piece->width = len > piece->width ? len : piece->width;
+        if (piece->offsets[k] < 0 || len < 0 || piece->offsets[k + 1] > size) {
+            PyErr_SetString(PyExc_ValueError, "render_lines: a choice's offsets outside its texts");
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* render_lines(pieces, n, out) -> bytes written: the pieces as jsonlines.Lines holds them,
+ * each (kind, bytes, offsets, numbers): (TEXT, its bytes, None, None), (CHOICE, the texts
+ * one after the other, their offsets, each line's code), (NUMBER, None, None, the numbers),
+ * (BLOCK, the (n, w) cells, None, None); out, a bytearray, is first grown to the most n
+ * lines of these pieces can take (and LINE_SLACK). */
+static PyObject *py_render_lines(PyObject *self, PyObject *args)
+{
+    PyObject *pieces_o, *out_o;
+    long long n;
+    if (!PyArg_ParseTuple(args, "OLO!", &pieces_o, &n, &PyByteArray_Type, &out_o))
+        return NULL;
+    PyObject *list = PySequence_Fast(pieces_o, "pieces: a sequence of (kind, bytes, offsets, numbers)");
+    if (list == NULL)
+        return NULL;
+    struct views v = {.n = 0};
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(list);
+    struct line_piece *pieces = PyMem_Calloc((size_t)(count > 0 ? count : 1), sizeof *pieces);
+    if (pieces == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "render_lines: a negative count of lines");
+        goto fail;
+    }
+    for (Py_ssize_t p = 0; p < count; p++) {
+        struct line_piece *piece = &pieces[p];
+        PyObject *bytes_o, *offsets_o, *numbers_o;
+        int kind;
+        Py_ssize_t rows;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(list, p), "iOOO", &kind, &bytes_o, &offsets_o, &numbers_o))
+            goto fail;
+        piece->kind = kind;
+        if (kind == PIECE_TEXT) {
+            if (!(piece->bytes = vec(&v, bytes_o, 0, 1, &piece->width, "a text")))
+                goto fail;
+        } else if (kind == PIECE_CHOICE) {
+            if (!choice_of(&v, bytes_o, offsets_o, piece) || !int_column_of(&v, numbers_o, n, &piece->values, "codes"))
+                goto fail;
+        } else if (kind == PIECE_NUMBER) {
+            if (!int_column_of(&v, numbers_o, n, &piece->values, "numbers"))
+                goto fail;
+        } else if (kind == PIECE_BLOCK) {
+            if (!(piece->bytes = mat(&v, bytes_o, 0, &rows, &piece->width, &piece->stride, "a block"))
+                || !check_length(rows, n, "a block"))
+                goto fail;
+        } else {
+            PyErr_Format(PyExc_ValueError, "render_lines: no piece of kind %d", kind);
+            goto fail;
+        }
+    }
+    int64_t per_line = line_bytes(pieces, count);
+    if (n > 0 && per_line > (PY_SSIZE_T_MAX - LINE_SLACK) / n) {
+        PyErr_SetString(PyExc_OverflowError, "render_lines: too many lines for one buffer");
+        goto fail;
+    }
+    Py_ssize_t bound = n * per_line + LINE_SLACK;
+    if (PyByteArray_GET_SIZE(out_o) < bound && PyByteArray_Resize(out_o, bound) < 0)
+        goto fail;
+    uint8_t *out = vec(&v, out_o, 1, 1, NULL, "out");
+    if (out == NULL)
+        goto fail;
+    int64_t written;
+    Py_BEGIN_ALLOW_THREADS
+    written = render_lines(pieces, count, n, out);
+    Py_END_ALLOW_THREADS
+    if (written < 0) {
+        PyErr_SetString(PyExc_ValueError, "render_lines: a code outside its pool");
+        goto fail;
+    }
+    Py_DECREF(list);
+    PyMem_Free(pieces);
+    release(&v);
+    return PyLong_FromLongLong(written);
+fail:
+    Py_DECREF(list);
+    PyMem_Free(pieces);
+    release(&v);
+    return NULL;
+}
+
+/* distinct_rows(rows, first, inverse) -> how many distinct rows (2-d bytes; first, inverse: n int64s) */
+static PyObject *py_distinct_rows(PyObject *self, PyObject *args)
+{
+    PyObject *rows_o, *first_o, *inverse_o;
+    if (!PyArg_ParseTuple(args, "OOO", &rows_o, &first_o, &inverse_o))
+        return NULL;
+    struct views v = {.n = 0};
+    Py_ssize_t n, width, stride, n_first, n_inverse;
+    const uint8_t *rows;
+    int64_t *first, *inverse, *slots = NULL;
+    if (!(rows = mat(&v, rows_o, 0, &n, &width, &stride, "rows")) || !(first = vec(&v, first_o, 1, 8, &n_first, "first"))
+        || !(inverse = vec(&v, inverse_o, 1, 8, &n_inverse, "inverse")) || !check_length(n_first, n, "first")
+        || !check_length(n_inverse, n, "inverse"))
+        goto fail;
+    int64_t size = 16;
+    while (size < 2 * n)                        /* at most half full: short probes */
+        size *= 2;
+    if (!(slots = PyMem_Malloc((size_t)size * sizeof *slots))) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    int64_t distinct;
+    Py_BEGIN_ALLOW_THREADS
+    distinct = distinct_rows(rows, stride, width, n, first, inverse, slots, size - 1);
+    Py_END_ALLOW_THREADS
+    PyMem_Free(slots);
+    release(&v);
+    return PyLong_FromLongLong(distinct);
+fail:
+    release(&v);
+    return NULL;
+}
+
+/* key_texts(table, heads, kinds) -> (texts, width, longest): texts a bytearray of n rows of
+ * width bytes (room for the longest text of the kinds the rows have), each key's JSON text
+ * NUL-padded; heads at frame offsets (58+ bytes a row); kinds: the key_kind of each table code. */
+static PyObject *py_key_texts(PyObject *self, PyObject *args)
+{
+    PyObject *table_o, *heads_o, *kinds_o;
+    if (!PyArg_ParseTuple(args, "OOO", &table_o, &heads_o, &kinds_o))
+        return NULL;
+    struct views v = {.n = 0};
+    Py_ssize_t n, rows, cols, stride, n_kinds;
+    const uint8_t *table, *heads, *kinds;
+    if (!(table = vec(&v, table_o, 0, 1, &n, "table")) || !(heads = mat(&v, heads_o, 0, &rows, &cols, &stride, "heads"))
+        || !(kinds = vec(&v, kinds_o, 0, 1, &n_kinds, "kinds")) || !check_length(rows, n, "heads")
+        || !check_length(cols, KEY_FRAME_BYTES, "a head"))
+        goto fail;
+    static const int64_t longest_of[] = KEY_TEXT_BYTES;
+    for (Py_ssize_t k = 0; k < n_kinds; k++)
+        if (kinds[k] > KEY_FIVE_TUPLE6) {
+            PyErr_SetString(PyExc_ValueError, "key_texts: an unknown key kind");
+            goto fail;
+        }
+    int64_t width = 8;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (table[i] >= n_kinds) {
+            PyErr_SetString(PyExc_ValueError, "key_texts: a table code without a kind");
+            goto fail;
+        }
+        if (longest_of[kinds[table[i]]] > width)
+            width = (longest_of[kinds[table[i]]] + 7) / 8 * 8;
+    }
+    PyObject *texts = PyByteArray_FromStringAndSize(NULL, n * width);
+    if (texts == NULL)
+        goto fail;
+    int64_t longest;
+    uint8_t *out = (uint8_t *)PyByteArray_AS_STRING(texts);
+    Py_BEGIN_ALLOW_THREADS
+    longest = key_texts(table, heads, stride, n, kinds, out, width);
+    Py_END_ALLOW_THREADS
+    release(&v);
+    return Py_BuildValue("NLL", texts, (long long)width, (long long)longest);
+fail:
+    release(&v);
+    return NULL;
+}
+
 /* ------------------------------------------------------------ the module */
 
 static PyMethodDef methods[] = {
@@ -950,15 +1385,22 @@ static PyMethodDef methods[] = {
     {"scan_blocks", py_scan_blocks, METH_VARARGS, "capture.kernels.scan_blocks"},
     {"gather_windows", py_gather_windows, METH_VARARGS, "capture.kernels.gather_windows"},
     {"concat_ranges", py_concat_ranges, METH_VARARGS, "capture.kernels.concat_ranges"},
+    {"merge_by_time", py_merge_by_time, METH_VARARGS, "capture.writers.merge_by_time's order"},
+    {"rss_queues", py_rss_queues, METH_VARARGS, "dataplane.rss.rss_queues"},
+    {"rss_keep", py_rss_keep, METH_VARARGS, "dataplane.rss.RssQueue._keep of the records RSS gives its queue"},
     {"pack_rows", py_pack_rows, METH_VARARGS, "capture.kernels.pack_rows"},
     {"scatter_records", py_scatter_records, METH_VARARGS, "capture.writers: a super-burst grouped by TX port"},
     {"acl_classify", py_acl_classify, METH_VARARGS, "tables.acl.AclTable.classify"},
     {"forward_multi", py_forward_multi, METH_VARARGS, "l3fwd.multi.forward"},
-    {"lcore_step", py_lcore_step, METH_VARARGS, "dataplane.lcore.main_loop over one super-burst (l3fwd's multi path)"},
+    {"forward_simple", py_forward_simple, METH_VARARGS, "l3fwd.simple.forward"},
+    {"lcore_step", py_lcore_step, METH_VARARGS, "dataplane.lcore.main_loop over one super-burst (an l3fwd path)"},
     {"merge_rounds", py_merge_rounds, METH_VARARGS, "dataplane.polling._merge"},
     {"count_packets", py_count_packets, METH_VARARGS, "dataplane.stats.RunStats.count"},
     {"same_port_runs", py_same_port_runs, METH_VARARGS, "dataplane.tx.same_port_runs"},
     {"send_runs", py_send_runs, METH_VARARGS, "dataplane.tx.TxModel.send_runs"},
+    {"render_lines", py_render_lines, METH_VARARGS, "dataplane.jsonlines.Lines.render"},
+    {"distinct_rows", py_distinct_rows, METH_VARARGS, "dataplane.jsonlines.distinct"},
+    {"key_texts", py_key_texts, METH_VARARGS, "l3fwd.trace.key_block"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -977,10 +1419,12 @@ PyMODINIT_FUNC PyInit__compiled(void)
         return NULL;
     PyObject *reasons = Py_BuildValue("(ssssss)", DROP_REASON_NAMES);
     PyObject *lookups = Py_BuildValue("(ssss)", "lpm", "fib", "em", "acl");
-    if (reasons == NULL || lookups == NULL || PyModule_AddObject(m, "DROP_REASONS", reasons) < 0
-        || PyModule_AddObject(m, "LOOKUPS", lookups) < 0) {
+    PyObject *pipelines = Py_BuildValue("(ss)", PIPELINE_NAMES);
+    if (reasons == NULL || lookups == NULL || pipelines == NULL || PyModule_AddObject(m, "DROP_REASONS", reasons) < 0
+        || PyModule_AddObject(m, "LOOKUPS", lookups) < 0 || PyModule_AddObject(m, "PIPELINES", pipelines) < 0) {
         Py_XDECREF(reasons);
         Py_XDECREF(lookups);
+        Py_XDECREF(pipelines);
         Py_DECREF(m);
         return NULL;
     }

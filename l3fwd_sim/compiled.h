@@ -49,6 +49,7 @@ void pack_rows(const uint8_t *rows, int64_t stride, const int64_t *widths, int64
 int64_t port_bytes(const struct packets *p, const int64_t *dest, int64_t ports, int64_t *bytes, int64_t *packets);
 void scatter_records(const struct packets *p, const int64_t *dest, int64_t ports, const int64_t *bytes,
                      int64_t *start, uint8_t *out);
+int merge_by_time(const uint64_t *times, const int64_t *bounds, int64_t k, int64_t *next, int64_t *order);
 
 /* ------------------------------------------------------------ tables/ */
 
@@ -81,7 +82,7 @@ struct acl_table {
 int64_t acl_classify(const struct acl_table *t, const int64_t *key);
 void acl_classify_columns(const struct acl_table *t, const int64_t *columns, int64_t n, int64_t *out);
 
-/* ------------------------------------------------------------ l3fwd/multi.c */
+/* ------------------------------------------------------------ l3fwd/multi.c, l3fwd/simple.c */
 
 enum lookup { LOOKUP_LPM, LOOKUP_FIB, LOOKUP_EM, LOOKUP_ACL };
 
@@ -98,6 +99,7 @@ struct routes {                    /* one table per family, of the run's --looku
     const int64_t *acl_line[2];
     const uint8_t *eth_header;     /* per TX port: destination and source MAC (12 bytes) */
     uint8_t table_code[2];         /* the trace's code of the family's table */
+    uint32_t enabled;              /* the portmask: the simple path re-checks a next hop against it */
 };
 #define ACL_DENY_ACTION (-2)
 
@@ -109,6 +111,7 @@ struct verdicts {
 };
 
 void forward_multi(const struct packets *p, const struct routes *r, struct verdicts *v);
+void forward_simple(const struct packets *p, const struct routes *r, struct verdicts *v);
 
 /* ------------------------------------------------------------ dataplane/polling.c */
 
@@ -127,6 +130,26 @@ struct merged {                     /* capture/batch.py's PacketBatch columns */
 int64_t merge_rounds(const struct queue_records *q, int64_t sources, int64_t rx_burst, int64_t queues,
                      int64_t first_round, int64_t round_from, int64_t round_to, struct merged *out);
 int64_t rounds_of(const struct queue_records *q, int64_t sources, int64_t rx_burst);
+
+/* ------------------------------------------------------------ dataplane/rss.c */
+
+struct rss {                        /* a port's RSS: the Toeplitz tables of its key, per stream byte */
+    const uint32_t *tables;         /* 36 x 256 */
+    const int64_t *reta;            /* the redirection table: reta_size queue numbers */
+    int64_t reta_size;              /* a power of 2 */
+    int l4;                         /* the L4 ports are hashed too */
+};
+
+struct rss_kept {                   /* dataplane/rss.py's RssQueue: the records it keeps */
+    uint8_t *rows;                  /* ROW_BYTES per record */
+    uint8_t *block;
+    int64_t *begin, *offsets, *numbers;
+    int64_t n, used;                /* records kept, bytes of block used */
+};
+
+void rss_queues(const struct rss *r, const uint8_t *records, int64_t stride, int64_t width, int64_t n, int64_t *out);
+int64_t rss_keep(const struct rss *r, int64_t queue, const struct queue_records *q, const uint8_t *block,
+                 const int64_t *offsets, const int64_t *numbers, int64_t first, struct rss_kept *k);
 
 /* ------------------------------------------------------------ dataplane/stats.c */
 
@@ -165,6 +188,29 @@ struct port_outputs {               /* each TX port's records of a super-burst, 
     int64_t *bytes, *packets;       /* per port (at least 32) */
 };
 
+struct trace_columns {              /* dataplane/trace.py's TraceRecords: one array per TraceRecord field */
+    int16_t *rx_port, *rx_queue, *lcore, *tx_port;
+    int64_t *index, *burst, *tx_index, *rule, *next_hop;
+    int32_t *caplen;
+    uint8_t *table, *reason;
+    uint8_t *head;                  /* TRACE_HEAD bytes per record: the frame's from SNAPSHOT_FROM, before any edit */
+};
+#define TRACE_HEAD 46               /* trace.SNAPSHOT_TO - SNAPSHOT_FROM */
+#define TRACE_FROM 12               /* trace.SNAPSHOT_FROM */
+
+struct lcore_trace {                /* dataplane/trace.py's BurstTracer over one super-burst */
+    struct trace_columns r;         /* r.index NULL: not tracing */
+    int64_t limit, filled;          /* the first `limit` packets received are traced; `filled` so far */
+    const int64_t *rx_queue;        /* per polling place: its RX queue */
+    const int64_t *first_index;     /* per source: the capture's record number of its row 0 ... */
+    const int64_t *const *numbers;  /* ... or each row's (RSS queues), where non-NULL */
+    int64_t lcore, first_burst;
+    int64_t *sent, sent_ports;      /* per TX port: packets sent so far in the loop (tx_index) */
+    int64_t *received_at;           /* scratch per sub-burst: a kept packet's place among those received */
+    uint8_t *table;                 /* scratch per sub-burst: the lookups' notes (trace.Decisions) */
+    int64_t *rule, *next_hop;
+};
+
 struct lcore_step {                 /* dataplane/lcore.py's main_loop over one super-burst */
     const struct queue_records *q;
     int64_t sources;
@@ -172,9 +218,10 @@ struct lcore_step {                 /* dataplane/lcore.py's main_loop over one s
     const ssize_t *block_bytes;
     const int64_t *const *offsets;
     int64_t rx_burst, places, first_round;
-    forward_fn *forward;            /* the application's path (l3fwd/multi.c) and its tables */
+    forward_fn *forward;            /* the application's path (l3fwd/multi.c or simple.c) and its tables */
     const void *app;
-    const uint8_t *step_drops;      /* ACL mode (acl.account_acl): reasons that send a burst packet by packet */
+    const uint8_t *step_drops;      /* by reason: a burst holding one is sent packet by packet (ACL mode's
+                                     * classification drops; every reason on the simple path) */
     int64_t oversize, mbuf_data_room;   /* rx.py: the RX drop's code, and the mbuf's data room */
     struct run_counts counts;
     struct tx_runs runs;
@@ -183,8 +230,46 @@ struct lcore_step {                 /* dataplane/lcore.py's main_loop over one s
     int64_t *dest;
     uint8_t *reason;
     int64_t sub_packets;
+    struct lcore_trace trace;
 };
 
 int64_t lcore_step(struct lcore_step *s);      /* packets received; -1: a record does not fit */
+
+/* ------------------------------------------------------------ dataplane/jsonlines.c */
+
+enum piece_kind { PIECE_TEXT, PIECE_CHOICE, PIECE_NUMBER, PIECE_BLOCK };   /* jsonlines.py's codes, in its order */
+#define LINE_NUMBER_BYTES 20        /* the longest int64 in decimal (19 digits), and room to spare */
+#define LINE_SLACK 8                /* a cell's last word is stored whole: up to 7 bytes past the lines */
+
+struct int_column {                 /* integers as numpy holds them: any stride (a record array's field) */
+    const uint8_t *data;
+    int64_t stride;
+    int size, is_signed;            /* 1, 2, 4 or 8 bytes */
+};
+
+struct line_piece {                 /* jsonlines.py's Lines: one piece of every line */
+    enum piece_kind kind;
+    const uint8_t *bytes;           /* TEXT: its bytes; CHOICE: its texts, one after the other; BLOCK: line 0's cell */
+    const int64_t *offsets;         /* CHOICE: where each text starts in bytes, and where the last ends */
+    int64_t width, stride;          /* the most bytes one line takes (BLOCK: a NUL-padded cell); BLOCK: cell to cell */
+    int64_t texts;                  /* CHOICE: how many texts */
+    struct int_column values;       /* CHOICE: each line's text; NUMBER: each line's number */
+};
+
+int64_t line_bytes(const struct line_piece *pieces, int64_t count);   /* the most one line can take */
+int64_t render_lines(const struct line_piece *pieces, int64_t count, int64_t n, uint8_t *out);  /* -1: a bad code */
+int64_t distinct_rows(const uint8_t *rows, int64_t stride, int64_t width, int64_t n, int64_t *first,
+                      int64_t *inverse, int64_t *slots, int64_t slot_mask);
+
+/* ------------------------------------------------------------ l3fwd/trace.c */
+
+enum key_kind { KEY_NONE, KEY_DESTINATION4, KEY_DESTINATION6, KEY_FIVE_TUPLE4, KEY_FIVE_TUPLE6 };   /* trace.py's */
+/* The longest text of each kind: null, "255.255.255.255", an IPv6 address (39 characters) quoted,
+ * "255 255.255.255.255:65535 > 255.255.255.255:65535", "255 [39]:65535 > [39]:65535" */
+#define KEY_TEXT_BYTES {4, 17, 41, 51, 103}
+#define KEY_FRAME_BYTES 58          /* the frame bytes a key is read from (keys.py's KEY_BYTES) */
+
+int64_t key_texts(const uint8_t *table, const uint8_t *heads, int64_t stride, int64_t n, const uint8_t *kinds,
+                  uint8_t *out, int64_t out_stride);     /* the longest text written */
 
 #endif

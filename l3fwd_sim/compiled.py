@@ -1,8 +1,8 @@
 """The compiled twins, and when they are used.
 
 The loops that numpy and Python do slowly — the walk over variable-size pcap records,
-the per-packet multi path, the ACL walk, the TX model's runs, grouping a super-burst by
-TX port — have compiled twins in one C extension, ``l3fwd_sim._compiled``, built by
+l3fwd's multi and simple paths, the ACL walk, the TX model's runs, grouping a super-burst
+by TX port — have compiled twins in one C extension, ``l3fwd_sim._compiled``, built by
 the build backend at install (``setup.py``) from the ``.c`` files that live beside the
 modules they twin (``capture/records.c`` beside ``capture/kernels.py``, ``l3fwd/multi.c``
 beside ``l3fwd/multi.py``, ...). The numpy (or Python) code stays the definition; the

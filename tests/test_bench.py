@@ -70,15 +70,6 @@ def test_acl_runs_and_build(result):
     assert "acl build, 2,000 rules" in format_table(result)
 
 
-def test_trace_cost_measured_side_by_side(result):
-    """--trace all and the untraced run on the same traffic, interleaved: both traced the
-    same packets, the ratio is of their medians."""
-    trace = result["trace"]
-    assert trace["packets"] == 4096 and len(trace["seconds"]["traced"]) == len(trace["seconds"]["untraced"]) == 5
-    assert trace["ratio"] == trace["traced_median"] / trace["untraced_median"]
-    assert "run --trace all" in format_table(result)
-
-
 needs_cc = pytest.mark.skipif(c_reference.build(Path(tempfile.mkdtemp()))[0] is None, reason="no C compiler")
 
 
@@ -90,12 +81,32 @@ def test_c_reference_measured_side_by_side(result):
     assert [w["workload"] for w in reference["workloads"]] == [label for label, *_ in c_reference.WORKLOADS]
     for workload in reference["workloads"]:
         assert workload["packets"] == (4 * 4096 if workload["workload"].startswith("64 B") else 4096)
+        features = list(c_reference.FEATURES) if workload["workload"] == c_reference.FEATURE_WORKLOAD else []
         assert [v["variant"] for v in workload["variants"]] == ["lpm --jobs 1", "em --jobs 1", "fib --jobs 1",
-                                                                 "lpm --jobs 2"]
+                                                                 "lpm --jobs 2", *features]
         for variant in workload["variants"]:
-            assert variant["ratio_to_c"]["min"] <= variant["ratio_to_c"]["median"] <= variant["ratio_to_c"]["max"]
+            for ratio in ("ratio_to_c", "ratio_to_one_lcore"):
+                assert variant[ratio]["min"] <= variant[ratio]["median"] <= variant[ratio]["max"]
             assert 0 < variant["startup_seconds"] < 10 and variant["ns_per_byte"]["median"] > 0
+        one = workload["variants"][0]
+        assert one["variant"] == c_reference.ONE_LCORE and one["ratio_to_one_lcore"]["median"] == 1
     assert "C reference, 64 B CONT-BURST" in format_table(result)
+    # the features users turn on, on generate random: each as its share of one lcore's throughput
+    assert "run --trace all" in format_table(result) and "x one lcore's throughput" in format_table(result)
+
+
+@needs_cc
+def test_c_reference_features_forward_as_one_lcore(result, tmp_path_factory):
+    """The feature rows forward the same traffic: several lcores and --jobs write the same
+    port files as one lcore; the trace run writes a line per packet."""
+    base = next(tmp_path_factory.getbasetemp().rglob("reference/random-64"))
+    for port in range(4):
+        one = (base / "out-lpm-jobs-1" / f"port{port}.pcap").read_bytes()
+        assert (base / "out-4-lcores-jobs-2" / f"port{port}.pcap").read_bytes() == \
+            (base / "out-4-lcores-x-2-rss-queues" / f"port{port}.pcap").read_bytes()
+        assert (base / "out-trace-all" / f"port{port}.pcap").read_bytes() == one
+    lines = (base / "out-trace-all" / "trace.jsonl").read_bytes().count(b"\n")
+    assert lines == 4096
 
 
 @needs_cc
@@ -104,7 +115,8 @@ def test_c_reference_forwards_as_run_does(result, tmp_path_factory, workload):
     """The C forwarder does l3fwd's work: its outputs are byte for byte run's (lpm, multi)."""
     base = next(tmp_path_factory.getbasetemp().rglob(f"reference/{workload}"))
     for port in range(4):
-        assert (base / "out-c" / f"port{port}.pcap").read_bytes() == (base / "out-lpm-1" / f"port{port}.pcap").read_bytes()
+        assert (base / "out-c" / f"port{port}.pcap").read_bytes() == \
+            (base / "out-lpm-jobs-1" / f"port{port}.pcap").read_bytes()
 
 
 @needs_cc

@@ -196,6 +196,7 @@ def test_pipes_are_refused_where_they_cannot_work(tmp_path):
     for args, words in (
         (["0=/dev/stdin", f"1={PCAPS}/port1.pcap", "--jobs", "2"], "not a regular file"),
         (["0=/dev/stdin", "1=/dev/stdin"], "read only once"),
+        (["0=/dev/stdin", "--config", "(0,0,0),(0,1,1)"], "the 2 RX queues of port 0 each read it (RSS)"),
     ):
         result = subprocess.run([*CLI, "run", *args, "-o", tmp_path / "out"], input=data, capture_output=True,
                                 timeout=120)

@@ -8,7 +8,10 @@ captures (Python, imports, tables, empty outputs), measured in the same rounds �
 it is the time the traffic costs; the C program starts in about a millisecond. The
 matrix: 64-byte IPV4-CONT-BURST and IPV4-4STREAMSX8 (4 × ``--count`` packets),
 ``generate random`` and IMIX (``--count`` packets), each with lpm, em, fib and lpm
-``--jobs 2``.
+``--jobs 2``. On ``generate random`` also the features users turn on (``FEATURES``): 4
+lcores × 2 RSS queues per port, the same with ``--jobs 2``, ``--trace all`` and
+``--pipeline simple``, each also as a ratio to the one-lcore lpm run of the same round
+(its throughput over theirs: 0.5 means twice the time).
 
 Each workload is run in rounds, C and the simulator's variants interleaved (each round
 starting one later in their list), each into an empty output directory after a
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -38,8 +42,15 @@ COMPILERS = ("cc", "gcc", "clang")
 # (label, generate's pattern and --size, packets as a multiple of --count)
 WORKLOADS = (("64 B CONT-BURST", "IPV4-CONT-BURST", "64", 4), ("64 B 4STREAMSX8", "IPV4-4STREAMSX8", "64", 4),
              ("generate random", "random", "64", 1), ("IMIX", "IPV4-CONT-BURST", "imix", 1))
-VARIANTS = (("lpm", 1), ("em", 1), ("fib", 1), ("lpm", 2))     # the simulator's: --lookup, --jobs
 PORTS = 4
+# the simulator's runs of every workload, and (generate random only) of the features: name -> its options
+VARIANTS = {f"{lookup} --jobs {jobs}": ["--lookup", lookup, "--jobs", str(jobs)]
+            for lookup, jobs in (("lpm", 1), ("em", 1), ("fib", 1), ("lpm", 2))}
+ONE_LCORE = "lpm --jobs 1"
+LCORES = "(0,0,0),(0,1,1),(1,0,2),(1,1,3),(2,0,0),(2,1,1),(3,0,2),(3,1,3)"      # 4 lcores x 2 RSS queues per port
+FEATURES = {"4 lcores x 2 RSS queues": ["--config", LCORES], "4 lcores, --jobs 2": ["--config", LCORES, "--jobs", "2"],
+            "--trace all": ["--trace", "all"], "--pipeline simple": ["--pipeline", "simple"]}
+FEATURE_WORKLOAD = "generate random"
 
 
 def build(directory: Path) -> tuple[Path | None, str]:
@@ -54,6 +65,11 @@ def build(directory: Path) -> tuple[Path | None, str]:
     if done.returncode:
         return None, f"{compiler} failed: {done.stderr.strip().splitlines()[-1] if done.stderr else done.returncode}"
     return binary, f"{compiler} -O2"
+
+
+def slug(name: str) -> str:
+    """A run's name as a directory name: ``lpm --jobs 1`` -> ``lpm-jobs-1``."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
 def _fresh(outdir: Path) -> None:
@@ -77,11 +93,11 @@ def _run_c(binary: Path, traffic: Path, outdir: Path) -> tuple[float, tuple[int,
     return seconds, (received, sent)
 
 
-def _run_sim(traffic: Path, outdir: Path, lookup: str, jobs: int) -> tuple[float, tuple[int, int]]:
+def _run_sim(traffic: Path, outdir: Path, options: list[str]) -> tuple[float, tuple[int, int]]:
     """``l3fwd-sim run`` as a user starts it (``python -m l3fwd_sim``, this Python)."""
     _fresh(outdir)
     seconds, _ = _wall([sys.executable, "-m", "l3fwd_sim", "run", str(traffic), "-o", str(outdir), "--quiet",
-                        "--lookup", lookup, "--jobs", str(jobs)])
+                        *options])
     totals = json.loads((outdir / "stats.json").read_text())["totals"]
     return seconds, (totals["rx"], totals["tx"])
 
@@ -96,9 +112,11 @@ def _headers_only(traffic: Path, directory: Path) -> Path:
     return directory
 
 
-def measure(base: Path, count: int, rounds: int = 5, progress=None) -> dict:
+def measure(base: Path, count: int, rounds: int = 5, progress=None,
+            features: tuple[str, ...] = tuple(FEATURES)) -> dict:
     """Each workload: the C forwarder's Mpps, and each variant's Mpps net of start-up and
-    its ratio to C; the start-up itself."""
+    its ratio to C; the start-up itself. ``features``: the ``FEATURES`` run on
+    ``generate random``."""
     base.mkdir(parents=True, exist_ok=True)
     binary, how = build(base)
     if binary is None:
@@ -111,28 +129,27 @@ def measure(base: Path, count: int, rounds: int = 5, progress=None) -> dict:
         generate(GenerateOptions(outdir=traffic, pattern=pattern, ports=PORTS, count=packets // PORTS, size=size,
                                  seed=1))
         empty = _headers_only(traffic, where / "empty")
-        names = [f"{lookup} --jobs {jobs}" for lookup, jobs in VARIANTS]
-        seconds = {"c": [], **{name: [] for name in names}, **{f"{name} start-up": [] for name in names}}
+        variants = {**VARIANTS, **({name: FEATURES[name] for name in features} if label == FEATURE_WORKLOAD else {})}
+        seconds = {"c": [], **{name: [] for name in variants}, **{f"{name} start-up": [] for name in variants}}
         counts, load = {}, []
-        runs = [("c", None, None, traffic)] + [(name, lookup, jobs, data) for name, (lookup, jobs) in
-                                               zip(names, VARIANTS) for data in (traffic, empty)]
+        runs = [("c", traffic)] + [(name, data) for name in variants for data in (traffic, empty)]
         for round_ in range(rounds):
             load.append(os.getloadavg()[0])
             # each round starts one later in the list: no variant always runs right after another
-            for name, lookup, jobs, data in runs[round_ % len(runs):] + runs[:round_ % len(runs)]:
-                out = where / ("out-c" if lookup is None else f"out-{lookup}-{jobs}" + ("" if data is traffic else "-start-up"))
-                if lookup is None:
+            for name, data in runs[round_ % len(runs):] + runs[:round_ % len(runs)]:
+                out = where / f"out-{slug(name)}{'' if data is traffic else '-start-up'}"
+                if name == "c":
                     took, counts[name] = _run_c(binary, traffic, out)
                     seconds[name].append(took)
                 elif data is traffic:
-                    took, counts[name] = _run_sim(data, out, lookup, jobs)
+                    took, counts[name] = _run_sim(data, out, variants[name])
                     seconds[name].append(took)
                 else:
-                    seconds[f"{name} start-up"].append(_run_sim(data, out, lookup, jobs)[0])
-            if counts["lpm --jobs 1"] != counts["c"]:
-                raise RuntimeError(f"C and l3fwd-sim disagree on {label}: {counts['c']} against {counts['lpm --jobs 1']}")
+                    seconds[f"{name} start-up"].append(_run_sim(data, out, variants[name])[0])
+            if counts[ONE_LCORE] != counts["c"]:
+                raise RuntimeError(f"C and l3fwd-sim disagree on {label}: {counts['c']} against {counts[ONE_LCORE]}")
         entry = _entry(label, packets, sum((traffic / f"port{p}.pcap").stat().st_size for p in range(PORTS)),
-                       seconds, names, load)
+                       seconds, list(variants), load)
         result["workloads"].append(entry)
         if progress:
             progress("\n".join(format_workload(entry)))
@@ -140,17 +157,20 @@ def measure(base: Path, count: int, rounds: int = 5, progress=None) -> dict:
 
 
 def _entry(label: str, packets: int, input_bytes: int, seconds: dict, names: list[str], load: list[float]) -> dict:
-    """Medians and ranges of one workload's rounds."""
+    """Medians and ranges of one workload's rounds; each run's ratios to C and to the
+    one-lcore run of the same round."""
     c = np.array(seconds["c"])
     entry = {"workload": label, "packets": packets, "input_bytes": input_bytes, "load_before_rounds": load,
              "c_mpps": _summary(packets / c / 1e6), "variants": []}
+    net = {name: np.maximum(np.array(seconds[name]) - np.median(seconds[f"{name} start-up"]), 1e-6)
+           for name in names}
     for name in names:
-        startup = float(np.median(seconds[f"{name} start-up"]))
-        net = np.maximum(np.array(seconds[name]) - startup, 1e-6)
-        entry["variants"].append({"variant": name, "startup_seconds": startup, "net_seconds": _summary(net),
-                                  "mpps": _summary(packets / net / 1e6),
-                                  "ns_per_byte": _summary(net / input_bytes * 1e9),
-                                  "ratio_to_c": _summary(c / net)})
+        entry["variants"].append({"variant": name, "startup_seconds": float(np.median(seconds[f"{name} start-up"])),
+                                  "net_seconds": _summary(net[name]),
+                                  "mpps": _summary(packets / net[name] / 1e6),
+                                  "ns_per_byte": _summary(net[name] / input_bytes * 1e9),
+                                  "ratio_to_c": _summary(c / net[name]),
+                                  "ratio_to_one_lcore": _summary(net[ONE_LCORE] / net[name])})
     return entry
 
 
@@ -164,7 +184,12 @@ def format_workload(entry: dict) -> list[str]:
     lines = [f"{label:<40} {c['median']:7.2f} Mpps ({c['min']:.2f}-{c['max']:.2f})"]
     for variant in entry["variants"]:
         m, r = variant["mpps"], variant["ratio_to_c"]
-        lines.append(f"{'  run ' + variant['variant']:<40} {m['median']:7.2f} Mpps   {r['median']:.2f}x C "
-                     f"({r['min']:.2f}-{r['max']:.2f}), {variant['ns_per_byte']['median']:.2f} ns/byte, "
-                     f"start-up {variant['startup_seconds']:.2f} s")
+        line = (f"{'  run ' + variant['variant']:<40} {m['median']:7.2f} Mpps   {r['median']:.2f}x C "
+                f"({r['min']:.2f}-{r['max']:.2f}), {variant['ns_per_byte']['median']:.2f} ns/byte, "
+                f"start-up {variant['startup_seconds']:.2f} s")
+        if variant["variant"] in FEATURES:
+            one = variant["ratio_to_one_lcore"]
+            line += (f"; {one['median']:.2f}x one lcore's throughput ({one['min']:.2f}-{one['max']:.2f}), "
+                     f"{1 / one['median']:.2f}x its time")
+        lines.append(line)
     return lines

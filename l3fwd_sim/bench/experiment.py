@@ -54,7 +54,7 @@ class BenchOptions:
     end_to_end: bool = True                  # also imix traffic and --jobs 2 (lpm, multi)
     acl: tuple[int, ...] = (1_000, 10_000)   # --lookup acl with rule sets of these sizes (multi)
     acl_build: int = 100_000                 # and the build of one this large (time, peak RSS)
-    trace: bool = True                       # also run --trace all against the untraced run (lpm, multi)
+    trace: bool = True                       # the reference matrix's --trace all row (generate random)
     reference: bool = True                   # also the C reference forwarder, side by side (c_reference.py)
     reference_rounds: int = 5
     progress: object = None                  # called with a line of text as each measurement ends
@@ -133,10 +133,10 @@ def bench(opt: BenchOptions) -> dict:
             result["acl"] = _acl(base / "acl", opt)
         if opt.end_to_end:
             result["end_to_end"] = _end_to_end(base, opt)
-        if opt.trace:
-            result["trace"] = _trace_cost(base / "ipv4-cont-burst" / "in", opt)
         if opt.reference:
-            result["reference"] = c_reference.measure(base / "reference", opt.count, opt.reference_rounds)
+            features = tuple(name for name in c_reference.FEATURES if opt.trace or name != "--trace all")
+            result["reference"] = c_reference.measure(base / "reference", opt.count, opt.reference_rounds,
+                                                      features=features)
         if opt.outdir:
             out = AtomicFile(base / "bench.json")
             out.file.write(json.dumps(result, indent=2).encode() + b"\n")
@@ -253,28 +253,6 @@ def _acl(base: Path, opt: BenchOptions) -> dict:
     return result
 
 
-def _trace_cost(traffic: Path, opt: BenchOptions, repeats: int = 5) -> dict:
-    """``run --trace all`` against the same run untraced (lpm, multi, the 64-byte
-    IPV4-CONT-BURST traffic): runs interleaved, medians of the time the run reports
-    (``elapsed_seconds``: reading, forwarding, writing the outputs and the trace)."""
-    inputs = find_inputs([str(traffic)])
-    seconds: dict[str, list[float]] = {"untraced": [], "traced": []}
-    for _ in range(repeats):
-        for kind, trace in (("untraced", None), ("traced", "all")):
-            stats = _timed(run, RunOptions(inputs=inputs, outdir=traffic.parent / f"trace-{kind}",
-                                           lookup="lpm", pipeline="multi", trace=trace))
-            seconds[kind].append(stats["elapsed_seconds"])
-    medians = {kind: float(np.median(values)) for kind, values in seconds.items()}
-    return {"packets": stats["totals"]["rx"], "seconds": seconds, **{f"{k}_median": v for k, v in medians.items()},
-            "ratio": medians["traced"] / medians["untraced"]}
-
-
-def format_trace(entry: dict) -> str:
-    return (f"{'run --trace all (lpm multi, 64 B)':<36} {entry['traced_median']:7.2f} s vs "
-            f"{entry['untraced_median']:.2f} s untraced: {entry['ratio']:.2f}x "
-            f"(medians of {len(entry['seconds']['traced'])}, {entry['packets']:,} packets)")
-
-
 def format_row(row: dict) -> str:
     s, m = row["simple"], row["multi"]
     run_length = f"{m['mean_run_length']:.1f}" if m["mean_run_length"] else "-"
@@ -305,8 +283,6 @@ def format_table(result: dict) -> str:
         lines.append(f"{label:<36} {build['seconds']:7.2f} s, peak RSS {build['peak_rss_mb']:.0f} MB")
     for entry in result.get("end_to_end", []):
         lines.append(f"{'l3fwd lpm multi, ' + entry['traffic']:<36} {entry['mpps']:7.2f} Mpps")
-    if "trace" in result:
-        lines.append(format_trace(result["trace"]))
     reference = result.get("reference", {})
     if "skipped" in reference:
         lines.append(f"C reference skipped: {reference['skipped']}")

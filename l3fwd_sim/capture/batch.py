@@ -31,8 +31,15 @@ class PacketBatch:
     @property
     def index(self) -> np.ndarray:
         """Each packet's record number in its capture (0-based, as ``compare`` counts)."""
-        first = np.array([source.first for source in self.sources], np.int64)
-        return first[self.source_id] + self.source_row
+        if all(source.numbers is None for source in self.sources):
+            first = np.array([source.first for source in self.sources], np.int64)
+            return first[self.source_id] + self.source_row
+        index = np.empty(len(self), np.int64)
+        for i, source in enumerate(self.sources):
+            mine = self.source_id == i
+            rows = self.source_row[mine]
+            index[mine] = source.first + rows if source.numbers is None else source.numbers[rows]
+        return index
 
     def arrays(self, with_sources: bool = False) -> tuple:
         """The batch as the compiled twins take it: (rows, caplen, in_port, sources,

@@ -114,9 +114,11 @@ def restore_records(buf: np.ndarray, offsets: np.ndarray, caplen: np.ndarray, ro
     return which
 
 
-def concat_ranges(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """``buf[starts[i]:starts[i] + lengths[i]]`` for every i, one after another."""
-    out = np.empty(int(lengths.sum()), np.uint8)
+def concat_ranges(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+                  out: np.ndarray | None = None) -> np.ndarray:
+    """``buf[starts[i]:starts[i] + lengths[i]]`` for every i, one after another (into
+    ``out`` if given: exactly that many bytes)."""
+    out = np.empty(int(lengths.sum()), np.uint8) if out is None else out
     if (k := compiled.native()) is not None:
         k.concat_ranges(buf, starts, lengths, out)
         return out

@@ -136,6 +136,14 @@ class PcapReader:
         return self.file_format == "pcap" and not self.gzip and self._source.raw.seekable()
 
     @property
+    def mappable(self) -> bool:
+        """Its records are handed over exactly as the file stores them — a little-endian
+        classic pcap of Ethernet frames without FCS, uncompressed, on a local disk — so a
+        record read once can be found again in the file mapped into memory (where a
+        record is cut to the snaplen, its bytes read differ: see ``position``)."""
+        return self.seekable and self._plain and self._order == "<" and not is_url(self.path)
+
+    @property
     def position(self) -> int:
         """The file offset of the next record (after a ``read``)."""
         return self._file_pos

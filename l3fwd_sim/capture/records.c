@@ -170,3 +170,27 @@ void scatter_records(const struct packets *p, const int64_t *dest, int64_t ports
         at[port] += 16 + cap;
     }
 }
+
+/* writers.merge_by_time: the order of k files' records (times[bounds[f]:bounds[f + 1]]
+ * are file f's time stamps, in file order) by time stamp, ties in file order — one
+ * pass of a k-way merge, each file being a run already in time order. Returns 0 when
+ * a file's records are not in time order (the caller sorts instead). `next` is k
+ * items of scratch. */
+int merge_by_time(const uint64_t *times, const int64_t *bounds, int64_t k, int64_t *next, int64_t *order)
+{
+    for (int64_t f = 0; f < k; f++) {
+        for (int64_t i = bounds[f] + 1; i < bounds[f + 1]; i++)
+            if (times[i] < times[i - 1])
+                return 0;
+        next[f] = bounds[f];
+    }
+    int64_t total = bounds[k];
+    for (int64_t p = 0; p < total; p++) {
+        int64_t best = -1;
+        for (int64_t f = 0; f < k; f++)      /* strictly earlier wins: a tie keeps the earlier file */
+            if (next[f] < bounds[f + 1] && (best < 0 || times[next[f]] < times[next[best]]))
+                best = f;
+        order[p] = next[best]++;
+    }
+    return 1;
+}

@@ -45,6 +45,8 @@ class RecordBatch:
     path: Path | None = None               # the capture, for messages
     seconds_high: np.ndarray | None = None  # int64 seconds >> 32 per record; None when all are 0
     known_bytes: int | None = None         # record_bytes, when the reader knew it without a pass
+    numbers: np.ndarray | None = None      # int64 record number in the capture per record, where they
+                                           # are not first, first + 1, ... (an RSS queue's records)
 
     def __len__(self) -> int:
         return len(self.records)

@@ -9,6 +9,7 @@ frame — straight into its port's part of one reused buffer, in one pass.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -268,21 +269,31 @@ def merge_by_time(paths: list[Path], target: Path) -> list[np.ndarray]:
     little-endian pcaps of one time-stamp resolution or all pcapngs of one interface
     (``pcapng_writer.py``) — ordered by time stamp, ties in the order of ``paths`` and
     then of the file (a port's TX queues as one capture, for tools that read one file
-    per port). Written atomically; the inputs are read whole. Returns, per path, the
-    position in ``target`` of each of its records."""
-    files = [np.fromfile(path, np.uint8) for path in paths]
-    data = np.concatenate(files)
-    pcapng = bool(files) and len(files[0]) >= 4 and int(files[0][:4].view("<u4")[0]) == SHB
-    keys, starts, lengths, headers, base = [], [], [], [], 0
-    for queue, part in enumerate(files):
-        where, time, length, header = (_pcapng_records if pcapng else _pcap_records)(data, base, len(part))
+    per port). Written atomically; the inputs are read whole, into one buffer. Returns,
+    per path, the position in ``target`` of each of its records.
+
+    The order is the sort by (time stamp, path, place in the file); where each file is
+    in time order already — the usual case: a TX queue sends its lcore's packets in the
+    order they were received — it is one pass of a k-way merge (``records.c``)."""
+    sizes = [os.path.getsize(path) for path in paths]
+    data = np.empty(sum(sizes), np.uint8)
+    base = 0
+    for path, size in zip(paths, sizes):
+        with open(path, "rb") as file:
+            file.readinto(memoryview(data)[base:base + size])
+        base += size
+    pcapng = bool(paths) and sizes[0] >= 4 and int(data[:4].view("<u4")[0]) == SHB
+    times, starts, lengths, headers, base = [], [], [], [], 0
+    for size in sizes:
+        where, time, length, header = (_pcapng_records if pcapng else _pcap_records)(data, base, size)
         headers.append(header)
-        keys.append(np.column_stack([time, np.full(len(where), queue), np.arange(len(where))]).astype(np.int64))
+        times.append(time[:, 0].astype(np.uint64) << np.uint64(32) | time[:, 1])
         starts.append(where)
         lengths.append(length)
-        base += len(part)
-    key = np.concatenate(keys) if keys else np.zeros((0, 4), np.int64)
-    order = np.lexsort(key.T[::-1])
+        base += size
+    counts = [len(t) for t in times]
+    order = _time_order(np.concatenate(times) if times else np.zeros(0, np.uint64),
+                        np.cumsum([0, *counts]).astype(np.int64))
     starts = np.concatenate(starts)[order] if starts else np.zeros(0, np.int64)
     lengths = np.concatenate(lengths)[order] if lengths else np.zeros(0, np.int64)
     out = AtomicFile(target)
@@ -295,9 +306,16 @@ def merge_by_time(paths: list[Path], target: Path) -> list[np.ndarray]:
         raise
     position = np.empty(len(order), np.int64)
     position[order] = np.arange(len(order))
-    return np.split(position, np.cumsum([len(k) for k in keys])[:-1]) if keys else []
+    return np.split(position, np.cumsum(counts)[:-1]) if counts else []
 
 
+def _time_order(times: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """The records' order by (time stamp, file, place), file ``f`` being
+    ``times[bounds[f]:bounds[f + 1]]``."""
+    order = np.empty(len(times), np.int64)
+    if (k := compiled.native()) is not None and k.merge_by_time(times, bounds, order):
+        return order
+    return np.argsort(times, kind="stable")          # stable: ties stay in file, then place, order
 def _pcap_records(data: np.ndarray, base: int, size: int):
     """A classic pcap at ``data[base:base + size]``: each record's start and length,
     its time stamp as (seconds, fraction) columns, and the file header."""

@@ -25,7 +25,7 @@ from .options import OUTPUT_DIR, Int
               help="ACL rule-set sizes to measure (repeatable; default 1000 and 10000; 0 skips ACL).")
 @click.option("--acl-build", type=Int(0, MAX_ACL_RULE_NUM), default=100_000, show_default=True,
               help="Rules per family of the ACL build measured for time and peak RSS (0 skips it).")
-@click.option("--no-trace", is_flag=True, help="Skip the run --trace all cost measurement.")
+@click.option("--no-trace", is_flag=True, help="Skip the run --trace all row of the C reference matrix.")
 @click.option("--no-reference", is_flag=True, help="Skip the C reference forwarder (4x --count 64-byte packets, "
               "--count IMIX packets; built with the system compiler).")
 @click.option("--json", "as_json", is_flag=True, help="Print bench.json on stdout.")

@@ -205,35 +205,36 @@ def run_jobs(lcore: Lcore, jobs: int, outdir, stats: RunStats, tx_model: TxModel
 
 
 def in_processes(tasks: list[Callable[[], object]], jobs: int) -> list:
-    """Run independent ``tasks`` (several lcores' loops) in up to ``jobs`` forked
-    processes at a time; their results, in order. A task's failure ends the run with
-    its message, after the running tasks are stopped."""
+    """Run independent ``tasks`` (several lcores' loops, ports' merges) over ``jobs``
+    processes — this one and ``jobs - 1`` forked ones — task ``i`` in process ``i %
+    jobs``; their results, in order. A process runs its tasks one after another (a fork
+    per task cost more than the tasks: measured). A task's failure ends the run with its
+    message, after the other processes are stopped."""
     ctx = multiprocessing.get_context("fork")
-    results: list = [None] * len(tasks)
-    pending = list(enumerate(tasks))
-    running: dict = {}
-
-    def start(index, task):
-        receive, send = ctx.Pipe(duplex=False)
-
-        process = ctx.Process(target=_send_outcome, args=(send, task), daemon=True)
-        process.start()
-        send.close()
-        running[receive] = (index, process)
-
+    jobs = max(1, min(jobs, len(tasks)))
+    workers = []
     try:
-        while pending or running:
-            while pending and len(running) < jobs:
-                start(*pending.pop(0))
-            for conn in wait(list(running)):
-                index, process = running.pop(conn)
-                status, payload = conn.recv() if conn.poll() else ("error", "worker ended without a result")
-                process.join()
-                if status != "ok":
-                    raise SimError(payload)
-                results[index] = payload
-    finally:
-        for _, process in running.values():
-            process.kill()
+        for k in range(1, jobs):
+            receive, send = ctx.Pipe(duplex=False)
+            mine = tasks[k::jobs]
+            process = ctx.Process(target=_send_outcome, args=(send, lambda mine=mine: [task() for task in mine]),
+                                  daemon=True)
+            process.start()
+            send.close()
+            workers.append((process, receive))
+        results: list = [None] * len(tasks)
+        results[0::jobs] = [task() for task in tasks[0::jobs]]
+        for k, (process, receive) in enumerate(workers, 1):
+            status, payload = receive.recv() if receive.poll(None) else ("error", "worker ended without a result")
             process.join()
-    return results
+            if status != "ok":
+                raise SimError(payload)
+            results[k::jobs] = payload
+        return results
+    except EOFError:
+        raise SimError("a --jobs worker died; run again with --jobs 1") from None
+    finally:
+        for process, _ in workers:
+            if process.is_alive():
+                process.kill()
+            process.join()

@@ -5,9 +5,10 @@ constant text, one of a few texts per line, a decimal number per line, or a bloc
 bytes per line. To render them, every piece is laid out as a column of fixed-width,
 NUL-padded byte cells in one matrix, and one ``bytearray.translate`` drops the padding.
 JSON text never holds a raw NUL (it would be escaped), so padding cannot be confused
-with content. Formatting each line in Python costs 1.3 µs; this about 0.3 µs
-(docs/performance.md#tracing). A compiled renderer (numba) was measured too: 140 ns a
-line, which saves less than its import costs below ~4M lines.
+with content. Formatting each line in Python costs 1.3 µs; this about 0.3 µs; its
+compiled twin (``jsonlines.c``: each line written in turn, texts copied, numbers
+formatted, a block's padding skipped) about 0.14 µs for a 210-byte trace line
+(docs/performance.md#tracing).
 """
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ import json
 
 import numpy as np
 
-TEXT, CHOICE, NUMBER, BLOCK = range(4)
+from .. import compiled
+
+TEXT, CHOICE, NUMBER, BLOCK = range(4)         # jsonlines.c's piece kinds, in this order
 
 
 @functools.cache
@@ -51,15 +54,45 @@ def quoted(text: str | None) -> str:
     return json.dumps(text)
 
 
+def distinct(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a 2-d array, compared by their bytes, in order of first
+    occurrence: ``(first, inverse)``, ``first`` the index of each one's first occurrence
+    (ascending), ``inverse`` each row's index in ``first`` (``rows[first][inverse]`` is
+    ``rows``) — for writing each distinct case once. The rows are sorted as a few 8-byte
+    words (``np.unique(axis=0)`` sorts them as records of one-byte fields: 18 s for 1M
+    rows of 58 bytes); the compiled twin hashes them (``jsonlines.c``)."""
+    raw = np.ascontiguousarray(rows).view(np.uint8)
+    k = compiled.native()
+    if k is not None:
+        first, inverse = np.empty((2, len(raw)), np.int64)
+        return first[:k.distinct_rows(raw, first, inverse)], inverse
+    words = np.zeros((len(raw), -(-raw.shape[1] // 8)), np.uint64)
+    words.view(np.uint8)[:, :raw.shape[1]] = raw
+    order = np.lexsort(words.T)                    # stable: each distinct row's first occurrence leads its run
+    ordered = words[order]
+    starts = np.ones(len(raw), bool)
+    starts[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    first = order[starts]
+    by_occurrence = np.argsort(first)
+    number = np.empty(len(first), np.int64)        # each run's place in order of first occurrence
+    number[by_occurrence] = np.arange(len(first))
+    inverse = np.empty(len(raw), np.int64)
+    inverse[order] = number[np.cumsum(starts) - 1]
+    return first[by_occurrence], inverse
+
+
 class LineBuffer:
     """The matrix a batch of lines is laid out in, kept from one batch to the next:
     while the layout (the pieces' widths) and the number of lines stay the same, the
-    constant texts are already in place and the memory is not faulted in again."""
+    constant texts are already in place and the memory is not faulted in again. The
+    compiled renderer writes the lines into ``out`` instead, grown to the most a batch
+    can take and kept likewise."""
 
     def __init__(self):
         self.layout: tuple | None = None
         self.data = bytearray()
         self.matrix = np.zeros((0, 0), np.uint8)
+        self.out = bytearray()
 
     def matrix_for(self, n: int, layout: tuple, width: int) -> tuple[np.ndarray, bool]:
         """An (n, width) matrix over ``data``; True when it is new (texts to write)."""
@@ -86,22 +119,27 @@ class Lines:
 
     def choice(self, texts: list[str], codes: np.ndarray) -> None:
         """``texts[codes[i]]`` on line i (JSON text, e.g. from :func:`quoted`)."""
-        self.pieces.append((CHOICE, (texts, np.asarray(codes, np.int64))))
+        self.pieces.append((CHOICE, (texts, _integers(codes))))
 
     def number(self, values: np.ndarray) -> None:
         """Integers in decimal; ``null`` where a value is negative."""
-        self.pieces.append((NUMBER, np.asarray(values, np.int64)))
+        self.pieces.append((NUMBER, _integers(values)))
 
     def block(self, block: np.ndarray) -> None:
         """An (n, width) uint8 block per line, NUL-padded."""
         self.pieces.append((BLOCK, block))
 
-    def render(self, buffer: LineBuffer | None = None) -> bytes | bytearray:
-        """The lines, each ended by a newline (laid out in ``buffer`` if given)."""
+    def render(self, buffer: LineBuffer | None = None) -> bytes | bytearray | memoryview:
+        """The lines, each ended by a newline (laid out in ``buffer`` if given; what is
+        returned may be a view of it, valid until its next render)."""
         if not self.n:
             return b""
         self.text("\n")
         buffer = buffer or LineBuffer()
+        k = compiled.native()
+        if k is not None:
+            written = k.render_lines(list(self._compiled_pieces()), self.n, buffer.out)   # grows buffer.out:
+            return memoryview(buffer.out)[:written]                                       # no view of it before
         cells = [self._cells(kind, payload) for kind, payload in self.pieces]
         widths = [cell.shape[-1] for cell in cells]
         layout = tuple(payload if kind == TEXT else width for (kind, payload), width in zip(self.pieces, widths))
@@ -119,19 +157,40 @@ class Lines:
             at += width
         return buffer.data.translate(None, b"\0")
 
+    def _compiled_pieces(self):
+        """The pieces as ``jsonlines.c`` takes them: (kind, bytes, offsets, numbers), texts
+        without NULs (as the numpy renderer leaves them)."""
+        for kind, payload in self.pieces:
+            if kind == TEXT:
+                yield kind, payload.replace(b"\0", b""), None, None
+            elif kind == CHOICE:
+                texts = [text.encode().replace(b"\0", b"") for text in payload[0]]
+                yield kind, b"".join(texts), np.cumsum([0, *map(len, texts)]), payload[1]
+            elif kind == NUMBER:
+                yield kind, None, None, payload
+            else:
+                yield kind, payload, None, None
+
     def _cells(self, kind: int, payload) -> np.ndarray:
         """A piece as NUL-padded cells: one row for a text, (n, width) otherwise."""
         if kind == TEXT:
             return np.frombuffer(payload, np.uint8)
         if kind == CHOICE:
-            choices, codes = payload
+            choices, codes = payload[0], payload[1].astype(np.intp)
             used = np.flatnonzero(np.bincount(codes, minlength=len(choices)))    # only as wide as needed
             remap = np.zeros(len(choices), np.intp)
             remap[used] = np.arange(len(used))
             return np.take(pool([choices[i] for i in used.tolist()]), remap[codes], axis=0)
         if kind == NUMBER:
-            return _decimal(payload)
+            return _decimal(payload.astype(np.int64))
         return payload
+
+
+def _integers(values) -> np.ndarray:
+    """``values`` as an integer array: as it is if it is one (a record array's field: the
+    compiled renderer reads any width and stride), else as int64."""
+    values = np.asarray(values)
+    return values if values.dtype.kind in "iu" else values.astype(np.int64)
 
 
 def _decimal(values: np.ndarray) -> np.ndarray:

@@ -1,8 +1,8 @@
 /*
  * The compiled twin of dataplane/lcore.py's main loop over one super-burst, for a path
- * with a compiled twin (l3fwd's multi path): the queues' records go through the stages
- * a sub-burst of whole polling rounds at a time, small enough that a packet's bytes
- * stay in the caches from one stage to the next — as DPDK's own loop goes burst by
+ * with a compiled twin (l3fwd's multi and simple paths): the queues' records go through
+ * the stages a sub-burst of whole polling rounds at a time, small enough that a packet's
+ * bytes stay in the caches from one stage to the next — as DPDK's own loop goes burst by
  * burst: received in polling order (polling.c), RX drops of the 2048-byte mbuf
  * (rx.py), the application's forward, the TX calls (tx.py / acl.account_acl), the
  * counters (stats.c) and each sent record laid out in its TX port's output
@@ -13,9 +13,56 @@
 #include "../capture/records.h"
 #include "../compiled.h"
 
+/* trace.BurstTracer.take: the receive side of the sub-burst's first packets still to
+ * trace, and their header bytes before any stage edits them; returns how many. */
+static int64_t trace_received(struct lcore_step *s, int64_t n)
+{
+    struct lcore_trace *t = &s->trace;
+    struct trace_columns *r = &t->r;
+    struct merged *m = &s->sub;
+    int64_t take = t->limit - t->filled < n ? t->limit - t->filled : n;
+    for (int64_t i = 0, at = t->filled; i < take; i++, at++) {
+        int64_t source = m->source_id[i], row = m->source_row[i];
+        r->rx_port[at] = (int16_t)m->in_port[i];
+        r->rx_queue[at] = (int16_t)t->rx_queue[m->burst[i] % s->places];
+        r->lcore[at] = (int16_t)t->lcore;
+        r->tx_port[at] = -1;
+        r->index[at] = t->numbers[source] ? t->numbers[source][row] : t->first_index[source] + row;
+        r->burst[at] = m->burst[i] + t->first_burst;
+        r->tx_index[at] = r->rule[at] = r->next_hop[at] = -1;     /* no lookup (yet) */
+        r->caplen[at] = (int32_t)m->caplen[i];
+        r->table[at] = r->reason[at] = 0;
+        memcpy(r->head + at * TRACE_HEAD, m->rows + i * m->width + 16 + TRACE_FROM, TRACE_HEAD);
+    }
+    return take;
+}
+
+/* trace.BurstTracer.record: where each traced packet the path got went, and what its
+ * lookup answered; every sent packet counts for the next ones' tx_index. */
+static void trace_decided(struct lcore_step *s, int64_t n, int64_t taken)
+{
+    struct lcore_trace *t = &s->trace;
+    struct trace_columns *r = &t->r;
+    for (int64_t j = 0; j < n; j++) {
+        int64_t i = t->received_at[j], port = s->dest[j], rank = -1;
+        if (port >= 0 && port < t->sent_ports)
+            rank = t->sent[port]++;
+        if (i >= taken)
+            continue;
+        int64_t at = t->filled + i;
+        r->reason[at] = s->reason[j];
+        r->tx_port[at] = (int16_t)port;
+        r->tx_index[at] = rank;
+        r->table[at] = t->table[j];
+        r->rule[at] = t->rule[j];
+        r->next_hop[at] = t->next_hop[j];
+    }
+}
+
 /* rx.oversize: records longer than one mbuf are dropped on receive (counted, never
- * forwarded); returns the packets kept, moved up in order. */
-static int64_t drop_oversize(struct lcore_step *s, int64_t n)
+ * forwarded); returns the packets kept, moved up in order. A traced one (of the first
+ * `taken`) is noted as dropped so. */
+static int64_t drop_oversize(struct lcore_step *s, int64_t n, int64_t taken)
 {
     struct merged *m = &s->sub;
     int64_t kept = 0;
@@ -24,8 +71,12 @@ static int64_t drop_oversize(struct lcore_step *s, int64_t n)
             s->counts.rx[m->in_port[i]]++;
             s->counts.drops[m->in_port[i] * s->counts.reasons + s->oversize]++;
             s->counts.out[0]++;
+            if (i < taken)
+                s->trace.r.reason[s->trace.filled + i] = (uint8_t)s->oversize;
             continue;
         }
+        if (s->trace.r.index)
+            s->trace.received_at[kept] = i;
         if (kept != i) {
             memcpy(m->rows + kept * m->width, m->rows + i * m->width, (size_t)m->width);
             m->caplen[kept] = m->caplen[i];
@@ -39,9 +90,10 @@ static int64_t drop_oversize(struct lcore_step *s, int64_t n)
     return kept;
 }
 
-/* tx.account_multi (same_port_runs) and acl.account_acl: per rx burst, one run per
- * maximal stretch of one destination, each a send_packetsx4 — or, in ACL mode when the
- * burst holds a drop of the classification step, sent packet by packet. */
+/* tx.account_multi (same_port_runs), acl.account_acl and tx.account_simple: per rx
+ * burst, one run per maximal stretch of one destination, each a send_packetsx4 — or,
+ * when the burst holds a reason of step_drops (in ACL mode a drop of the classification
+ * step; on the simple path any), sent packet by packet. */
 static void account(struct lcore_step *s, const int64_t *burst, int64_t n)
 {
     for (int64_t start = 0; start < n;) {
@@ -102,14 +154,26 @@ int64_t lcore_step(struct lcore_step *s)
         int64_t last = round + step < rounds ? round + step : rounds;
         int64_t n = merge_rounds(s->q, s->sources, s->rx_burst, s->places, s->first_round, round, last, &s->sub);
         received += n;
-        n = drop_oversize(s, n);
+        struct lcore_trace *t = &s->trace;
+        int64_t taken = t->r.index ? trace_received(s, n) : 0;
+        n = drop_oversize(s, n, taken);
         struct packets p = {.rows = s->sub.rows, .stride = s->sub.width, .head = s->sub.width - 16,
                             .caplen = s->sub.caplen, .in_port = s->sub.in_port, .n = n};
         struct verdicts v = {.dest = s->dest, .reason = s->reason};
+        if (t->r.index) {                  /* trace.Decisions: no lookup until the path notes one */
+            v.table = t->table, v.rule = t->rule, v.next_hop = t->next_hop;
+            memset(t->table, 0, (size_t)n);
+            for (int64_t j = 0; j < n; j++)
+                t->rule[j] = t->next_hop[j] = -1;
+        }
         s->forward(&p, s->app, &v);
         account(s, s->sub.burst, n);
         count_packets(s->sub.in_port, s->reason, s->dest, n, s->counts.reasons, s->counts.rx, s->counts.drops,
                       s->counts.out);
+        if (t->r.index) {
+            trace_decided(s, n, taken);
+            t->filled += taken;
+        }
         if (!lay_out(s, n))
             return -1;
     }

@@ -3,11 +3,11 @@
 ``testpmd``, and by ``--jobs`` processes.
 
 Its compiled twin, ``lcore.c``, runs the stages between reading and writing for a path
-that has one (l3fwd's multi path: :attr:`Lcore.compiled_forward`) a sub-burst at a time,
+that has one (l3fwd's paths: :attr:`Lcore.compiled_forward`) a sub-burst at a time,
 so that each packet's bytes stay in the caches from stage to stage — the way DPDK's own
-loop goes burst by burst. The staged loop below is the definition; it also runs whenever
-a super-burst needs more than the twin does (a trace, pcapng outputs, time stamps to
-convert)."""
+loop goes burst by burst — tracing the packets asked for on the way. The staged loop
+below is the definition; it also runs whenever a super-burst needs more than the twin
+does (pcapng outputs, time stamps to convert)."""
 from __future__ import annotations
 
 import time
@@ -25,6 +25,7 @@ from ..capture.pcap import PcapReader
 from ..capture.records import RECORD_ROW
 from ..capture.writers import PortOutputs
 from .polling import Received, receive
+from .rss import RssQueue, RssShare
 from . import heap, rx
 from .ports import MAX_PORTS as MAX_TX_PORTS
 from .stats import RunStats
@@ -51,7 +52,7 @@ class Lcore:
     tracing: Tracing | None = None           # run --trace: then forward(batch, timer, decisions)
     captures: OpenCaptures | None = None     # the inputs, opened once up front (None: open them here)
     output_format: str = "pcap"              # or "pcapng" (then output_name ends in .pcapng)
-    compiled_forward: Callable[[], tuple | None] | None = None   # the path's compiled twin for lcore.c
+    compiled_forward: Callable[[tuple | None], tuple] | None = None   # the path's twin for lcore.c (arg: trace tables)
 
 
 def forward_all(lcore: Lcore, outdir: Path, stats: RunStats, tx=None) -> list:
@@ -91,13 +92,16 @@ def forward_all(lcore: Lcore, outdir: Path, stats: RunStats, tx=None) -> list:
 
 
 @contextmanager
-def open_readers(inputs: list[tuple[int, Path]], captures: OpenCaptures | None = None):
+def open_readers(inputs: list[tuple[int, Path | RssShare]], captures: OpenCaptures | None = None):
     """A reader per RX queue, as (port, reader) in polling order, closed on leaving;
     taken from ``captures`` where it was opened already."""
-    readers: list[tuple[int, PcapReader]] = []
+    readers: list[tuple[int, PcapReader | RssQueue]] = []
     try:
-        for port, path in inputs:
-            readers.append((port, captures.take(path) if captures else open_offline(path)))
+        for port, source in inputs:
+            if isinstance(source, RssShare):
+                readers.append((port, source.open(captures)))
+            else:
+                readers.append((port, captures.take(source) if captures else open_offline(source)))
         yield readers
     finally:
         for _, reader in readers:
@@ -118,10 +122,11 @@ def main_loop(lcore: Lcore, received, outputs: PortOutputs, stats: RunStats, tx,
     each write takes its place in the files from ``turn.reserve``. With ``trace``, the
     packets it asks for are traced."""
     heap.keep_batches_on_heap()
-    total_bytes = sum(location.size(p) for _, p in lcore.inputs)
+    total_bytes = sum(location.size(getattr(source, "path", source)) for _, source in lcore.inputs)
     done_bytes = 0
     scratch: dict = {}
-    path = lcore.compiled_forward() if lcore.compiled_forward and not trace else None   # (its tables, ACL step drops)
+    # (twin, tables, step drops); when tracing, the tables' codes as the trace numbers them
+    path = lcore.compiled_forward(lcore.tracing.describe.tables if trace else None) if lcore.compiled_forward else None
 
     @contextmanager
     def timer(stage: str):
@@ -137,7 +142,7 @@ def main_loop(lcore: Lcore, received, outputs: PortOutputs, stats: RunStats, tx,
         stats.count_queues(burst.queue_rx)
         k = compiled.native() if path else None
         if k is not None and outputs.as_read([records for _, _, records in burst.sources]):
-            _forward_compiled(k, path, burst, outputs, stats, tx, turn, timer, scratch)
+            _forward_compiled(k, path, burst, outputs, stats, tx, turn, timer, scratch, trace)
         else:
             _forward_staged(lcore, burst, outputs, stats, tx, turn, trace, timer)
         if lcore.progress:
@@ -176,32 +181,48 @@ def _forward_staged(lcore: Lcore, burst: Received, outputs: PortOutputs, stats: 
 
 
 SUB_BURST_PACKETS = 1024        # lcore.c's sub-bursts: a packet's row, columns and output stay in L1/L2
+# the trace columns lcore.c fills (compiled.c's trace_of), in its order
+TRACE_COLUMNS = ("rx_port", "rx_queue", "lcore", "tx_port", "index", "burst", "tx_index", "rule", "next_hop", "caplen",
+                 "table", "reason", "head")
 
 
 def _forward_compiled(k, path: tuple, burst: Received, outputs: PortOutputs, stats: RunStats, tx, turn, timer,
-                      scratch: dict) -> None:
+                      scratch: dict, trace=None) -> None:
     """One super-burst by ``lcore.c``: received, forwarded, accounted for, counted and
-    laid out per TX port sub-burst by sub-burst; then the TX calls go to the TX model
-    (or ``--jobs``' log) and each port's records are written with one call."""
+    laid out per TX port sub-burst by sub-burst — the packets ``trace`` asks for traced
+    on the way (its ``take`` and ``record``) — then the TX calls go to the TX model (or
+    ``--jobs``' log) and each port's records are written with one call."""
     with timer("forward"):
         n = burst.packets
         sub = max(SUB_BURST_PACKETS, burst.rx_burst * len(burst.sources))
         if scratch.get("packets", 0) < sub:
             scratch.update(packets=sub, rows=np.empty((sub, RECORD_ROW), np.uint8),
-                           columns=np.empty((6, sub), np.int64), reason=np.empty(sub, np.uint8))
+                           columns=np.empty((6, sub), np.int64), reason=np.empty(sub, np.uint8),
+                           notes=(np.empty(sub, np.int64), np.empty(sub, np.uint8), *np.empty((2, sub), np.int64)))
+        traced = trace.to_fill(n) if trace else None
+        tracing = None if traced is None else (
+            tuple(traced.columns[name] for name in TRACE_COLUMNS), len(traced), trace.rx_queues.astype(np.int64),
+            np.array([records.first for _, _, records in burst.sources], np.int64),
+            [records.numbers for _, _, records in burst.sources], trace.lcore, trace.first_burst, trace.sent,
+            *scratch["notes"])
         capacity = burst.record_bytes + RECORD_ROW          # any one port's records, and a row's room after them
         data = outputs.layout_buffer(capacity)
         counts = stats.counters()
         runs = np.empty((2, n), np.int64), np.empty(n, np.uint8)
         out_bytes, out_packets = np.zeros((2, MAX_TX_PORTS), np.int64)
-        routes, step_drops = path
-        _, n_runs = k.lcore_step(
+        _, n_runs, filled = k.lcore_step(
             [(records.records, port, place) for place, port, records in burst.sources],
             [(records.block, np.ascontiguousarray(records.offsets, np.int64)) for _, _, records in burst.sources],
-            (burst.rx_burst, burst.queues, burst.first_round), routes, step_drops,
+            (burst.rx_burst, burst.queues, burst.first_round), *path,
             (stats.code("oversize"), rx.MBUF_DATA_ROOM), counts, (*runs[0], runs[1]),
-            (data, capacity, out_bytes, out_packets), (scratch["rows"], *scratch["columns"], scratch["reason"]))
+            (data, capacity, out_bytes, out_packets), (scratch["rows"], *scratch["columns"], scratch["reason"]),
+            tracing)
         stats.add_counts(*counts)
+    if traced is not None:
+        if filled != len(traced):
+            raise AssertionError("lcore.c traced fewer packets than it received")
+        with timer("trace"):
+            trace.filled(traced)
     with timer("tx"):
         tx.send_runs(runs[0][0, :n_runs], runs[0][1, :n_runs], runs[1][:n_runs])
     with timer("write"):

@@ -10,25 +10,31 @@ file); this predicts what a real NIC does with the port's traffic.
   (ARP, VLAN-tagged, …), or too short for its fields, goes to queue 0.
 * Queue: ``reta[hash % reta_size]``, the redirection table filled round-robin over the
   queues (``reta[i] = i % queues``), as PMDs program it by default.
+
+Each RX queue of such a port reads the port's capture itself (:class:`RssQueue`) and
+keeps the records the hash gives it, in capture order: no share of the capture is
+written anywhere. ``rss.c`` twins :func:`rss_queues`.
 """
 from __future__ import annotations
 
 import functools
-import shutil
-import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from .. import compiled
+from ..capture import kernels
+from ..capture.offline import OpenCaptures, open_offline
 from ..capture.pcap import PcapReader
-from ..capture.writers import open_writer
-from ..capture.records import HEAD_BYTES
+from ..capture.records import CAPLEN, RECORD_ROW, RecordBatch, copy_padded, header_field, padded
 from ..errors import SimError
 
 DEFAULT_KEY = bytes.fromhex("6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b477cb2da38030f20c6a42b73bbeac01fa")
 RETA_SIZES = (64, 128, 256, 512)
 _L4 = np.zeros(256, bool)
 _L4[[6, 17, 132]] = True                          # TCP, UDP, SCTP
+HASHED_BYTES = 36                                 # the longest stream: two IPv6 addresses and the ports
 
 
 def parse_rss_key(text: str) -> bytes:
@@ -68,12 +74,30 @@ def toeplitz(stream: np.ndarray, tables: np.ndarray) -> np.ndarray:
     return result
 
 
-def rss_queues(heads: np.ndarray, caplen: np.ndarray, queues: int, l4: bool, key: bytes,
-               reta_size: int = 128) -> np.ndarray:
-    """The RX queue of each frame (``heads``: each frame's first bytes, ``caplen`` its length)."""
+@functools.lru_cache(maxsize=16)
+def reta_of(reta_size: int, queues: int) -> np.ndarray:
+    """The redirection table as PMDs program it by default: round-robin over the queues."""
+    reta = np.arange(reta_size, dtype=np.int64) % queues
+    reta.flags.writeable = False
+    return reta
+
+
+def _compiled_rss(l4: bool, key: bytes, reta_size: int, queues: int) -> tuple:
+    """A port's RSS as ``rss.c`` takes it."""
+    return l4, toeplitz_tables(key, HASHED_BYTES).reshape(-1), reta_of(reta_size, queues)
+
+
+def rss_queues(records: np.ndarray, queues: int, l4: bool, key: bytes, reta_size: int = 128) -> np.ndarray:
+    """The RX queue of each record (``records``: rows of a record header and the frame's
+    first bytes, as :class:`~l3fwd_sim.capture.records.RecordBatch` holds them)."""
+    if (k := compiled.native()) is not None:
+        queue = np.empty(len(records), np.int64)
+        k.rss_queues(_compiled_rss(l4, key, reta_size, queues), records, queue)
+        return queue
+    heads, caplen = padded(records)[:, 16:], header_field(records, CAPLEN)
     queue = np.zeros(len(heads), np.int64)
     ether = heads[:, 12:14].view(">u2")[:, 0]
-    reta = np.arange(reta_size) % queues
+    reta = reta_of(reta_size, queues)
     for ether_type, addresses, l3, proto_at in ((0x0800, slice(26, 34), 14, 23), (0x86DD, slice(22, 54), 14, 20)):
         family = ether == ether_type
         if ether_type == 0x0800:
@@ -100,39 +124,224 @@ def rss_queues(heads: np.ndarray, caplen: np.ndarray, queues: int, l4: bool, key
     return queue
 
 
-def split_by_rss(reader: PcapReader, queues: int, l4: bool, key: bytes,
-                 reta_size: int) -> tuple[Path, list[Path], list[np.ndarray]]:
-    """Write each RX queue's share of the capture ``reader`` reads to a file of its own,
-    in a temporary directory (the caller removes it): (directory, one file per queue, per
-    queue the record number in the capture of each of its records). Closes ``reader``."""
-    directory = Path(tempfile.mkdtemp(prefix="l3fwd-sim-rss-"))
-    # in the capture's format: a pcapng share keeps time stamps past 2106
-    files = [directory / f"q{q}.{reader.file_format}" for q in range(queues)]
-    writers = []
-    indices: list[list[np.ndarray]] = [[] for _ in range(queues)]
+@dataclass(frozen=True)
+class CaptureIndex:
+    """The one read of a capture that RSS spreads over several RX queues: each record's
+    frame as a file offset, its length, and its queue. The queues then read their
+    records by index (:class:`IndexedQueue`) from the file mapped into memory."""
+    offsets: np.ndarray       # int64
+    caplen: np.ndarray        # int64
+    queue: np.ndarray         # int64
+    nanosecond: bool
+    cut_short: str | None     # the reader's warning when the file ends inside a record
+
+
+def index_capture(reader: PcapReader, queues: int, l4: bool, key: bytes, reta_size: int) -> CaptureIndex | None:
+    """Read the capture once, hashing every record; None (the reader closed either way)
+    when its records cannot be found again in the mapped file — compressed, pcapng,
+    converted, cut to the snaplen: each queue then reads the capture itself
+    (:class:`RssQueue`)."""
     try:
-        while len(batch := reader.read(65536)):
-            if not writers:
-                writers = [open_writer(reader.file_format, f, batch.nanosecond, f.stem) for f in files]
-            queue = rss_queues(batch.heads, batch.caplen, queues, l4, key, reta_size)
-            caplen, wirelen, ts_ns = batch.caplen, batch.wirelen, batch.ts_ns
-            frames = memoryview(batch.block)
-            for q, writer in enumerate(writers):
-                rows = np.flatnonzero(queue == q)
-                indices[q].append(batch.first + rows)
-                long = rows[caplen[rows] > HEAD_BYTES]
-                tails = [frames[o + HEAD_BYTES:o + c] for o, c in zip(batch.offsets[long].tolist(),
-                                                                      caplen[long].tolist())]
-                writer.write(batch.heads[rows], caplen[rows], wirelen[rows], ts_ns[rows], tails)
-        if not writers:
-            writers = [open_writer(reader.file_format, f, reader.nanosecond, f.stem) for f in files]
-        for writer in writers:
-            writer.commit()
-    except BaseException:
-        for writer in writers:
-            writer.abort()
-        shutil.rmtree(directory, ignore_errors=True)
-        raise
+        if not reader.mappable:
+            return None
+        offsets, caplen, queue = [], [], []
+        while True:
+            before = reader.position
+            batch = reader.read(65536)
+            if not len(batch):
+                break
+            if reader.position - before != batch.record_bytes:        # a record cut to the snaplen
+                return None
+            offsets.append(before + 16 + batch.offsets - batch.offsets[0])
+            caplen.append(batch.caplen)
+            queue.append(rss_queues(batch.records, queues, l4, key, reta_size))
+        empty = np.zeros(0, np.int64)
+        return CaptureIndex(*(np.concatenate(parts) if parts else empty for parts in (offsets, caplen, queue)),
+                            reader.nanosecond, reader.cut_short())
     finally:
         reader.close()
-    return directory, files, [np.concatenate(parts) if parts else np.zeros(0, np.int64) for parts in indices]
+
+
+@dataclass(frozen=True)
+class RssShare:
+    """RX queue ``queue`` of a port whose one capture, ``path``, the NIC spreads over
+    ``queues`` RX queues by RSS (``l4``: the hash includes the L4 ports); ``index``:
+    the capture's one read, where it could be indexed."""
+    path: Path
+    queue: int
+    queues: int
+    l4: bool
+    key: bytes
+    reta_size: int
+    index: CaptureIndex | None = field(default=None, compare=False, repr=False)
+
+    def __str__(self) -> str:
+        return f"{self.path} (RSS, queue {self.queue} of {self.queues})"
+
+    def open(self, captures: OpenCaptures | None = None) -> "IndexedQueue | RssQueue":
+        if self.index is not None:
+            return IndexedQueue(self)
+        reader = captures.take(self.path) if captures else open_offline(self.path)
+        return RssQueue(reader, self)
+
+
+def rss_shares(path: Path, queues: int, l4: bool, key: bytes, reta_size: int,
+               captures: OpenCaptures) -> list[RssShare]:
+    """The RX queues of a port whose capture ``path`` RSS spreads over ``queues``."""
+    index = index_capture(captures.take(path), queues, l4, key, reta_size)
+    return [RssShare(path, q, queues, l4, key, reta_size, index) for q in range(queues)]
+
+
+class IndexedQueue:
+    """An RSS queue read by index from its capture's one read (:class:`CaptureIndex`):
+    each batch's rows gathered from the file mapped into memory, the frames left where
+    they are. Reads like a :class:`PcapReader`."""
+
+    def __init__(self, share: RssShare):
+        self._share, self._index = share, share.index
+        self._mine = np.flatnonzero(self._index.queue == share.queue)    # its records' numbers in the capture
+        self._next = 0
+        # copy-on-write: the writers may put edited heads back into a batch's block, never into the file
+        self._file = np.memmap(share.path, np.uint8, mode="c")
+        self.path, self.nanosecond, self.file_format = share.path, self._index.nanosecond, "pcap"
+
+    def read(self, max_records: int) -> RecordBatch:
+        """Up to ``max_records`` further records of this queue (fewer only at the end)."""
+        mine = self._mine[self._next:self._next + max_records]
+        self._next += len(mine)
+        offsets, caplen = self._index.offsets[mine], self._index.caplen[mine]
+        rows = np.empty((len(mine), RECORD_ROW), np.uint8)
+        starts, widths = offsets - 16, 16 + np.minimum(caplen, RECORD_ROW - 16)
+        inside = int(np.searchsorted(starts, len(self._file) - RECORD_ROW, "right"))   # windows within the file
+        if inside:
+            kernels.gather_windows(self._file, starts[:inside], widths[:inside], rows[:inside])
+        if inside < len(mine):                    # the capture's last records: from a zero-padded copy of its end
+            end = np.zeros(2 * RECORD_ROW, np.uint8)
+            tail = self._file[-RECORD_ROW:]
+            end[:len(tail)] = tail
+            kernels.gather_windows(end, starts[inside:] - (len(self._file) - len(tail)), widths[inside:],
+                                   rows[inside:])
+        return RecordBatch(rows, self._file, offsets, self.nanosecond, int(mine[0]) if len(mine) else 0, self.path,
+                           known_bytes=16 * len(mine) + int(caplen.sum()), numbers=mine)
+
+    def skip(self, records: int) -> int:
+        """Read past up to ``records`` further records of this queue; how many there were."""
+        skipped = min(records, len(self._mine) - self._next)
+        self._next += skipped
+        return skipped
+
+    def cut_short(self) -> str | None:
+        """The capture's warning, told once for all its queues."""
+        return self._index.cut_short if self._share.queue == 0 else None
+
+    def close(self) -> None:
+        self._file = None
+
+
+class RssQueue:
+    """A reader of one RSS queue's records (:class:`RssShare`): it reads the port's
+    capture a piece at a time and keeps the records the hash gives its queue — their
+    rows, and their bytes copied out of the reader's buffer into its own, so that they
+    outlive the reader's next read — then hands them over in capture order, each with
+    its record number in the capture (``RecordBatch.numbers``). Reads like a
+    :class:`PcapReader`: a batch is valid until the next ``read``."""
+
+    def __init__(self, reader: PcapReader, share: RssShare):
+        self._reader, self._share = reader, share
+        self._rows = np.empty((0, RECORD_ROW), np.uint8)     # kept records, the first _n in use
+        self._block = np.empty(0, np.uint8)                  # their bytes (_used of them)
+        self._begin = np.empty(0, np.int64)                  # where each record's bytes begin there
+        self._offsets = np.empty(0, np.int64)                # where each frame begins there
+        self._numbers = np.empty(0, np.int64)
+        self._high: np.ndarray | None = None                 # seconds >> 32, once a record needs it
+        self._n = self._used = self._handed = 0
+        self._ended = False
+        self.path, self.nanosecond, self.file_format = reader.path, reader.nanosecond, reader.file_format
+        self._rows_nanosecond = reader.nanosecond     # the batches' record headers' resolution (pcapng: ns)
+
+    def read(self, max_records: int) -> RecordBatch:
+        """Up to ``max_records`` further records of this queue (fewer only at the end)."""
+        self._forget_handed()
+        while self._n < max_records and not self._ended:
+            piece = max(4096, 5 * (max_records - self._n) * self._share.queues // 4)   # about what is missing
+            batch = self._reader.read(piece)
+            self._ended = len(batch) < piece
+            self._rows_nanosecond = batch.nanosecond
+            self._keep(batch)
+        n = self._handed = min(max_records, self._n)
+        return RecordBatch(self._rows[:n], self._block, self._offsets[:n], self._rows_nanosecond,
+                           int(self._numbers[0]) if n else self._reader.records_read, self.path,
+                           None if self._high is None else self._high[:n], numbers=self._numbers[:n])
+
+    def skip(self, records: int) -> int:
+        """Read past up to ``records`` further records of this queue; how many there were."""
+        return len(self.read(records))
+
+    def cut_short(self) -> str | None:
+        """The capture's warning, told once for all its queues."""
+        return self._reader.cut_short() if self._share.queue == 0 else None
+
+    def close(self) -> None:
+        self._reader.close()
+
+    def _forget_handed(self) -> None:
+        """Move the records not handed over yet (and their bytes) to the front."""
+        h, n = self._handed, self._n
+        if h:
+            base = int(self._begin[h]) if h < n else self._used
+            for column in (self._rows, self._begin, self._offsets, self._numbers, self._high):
+                if column is not None:
+                    column[:n - h] = column[h:n]
+            self._block[:self._used - base] = self._block[base:self._used]
+            self._begin[:n - h] -= base
+            self._offsets[:n - h] -= base
+            self._n, self._used, self._handed = n - h, self._used - base, 0
+
+    def _keep(self, batch: RecordBatch) -> None:
+        """Append the records of ``batch`` that RSS gives this queue: rows, and each frame
+        with the 16 bytes before it in the reader's buffer (its record header when it was
+        read whole from a classic pcap: the writers can then write it from here as it
+        is). ``rss.c``'s ``rss_keep`` twins it."""
+        share = self._share
+        if (k := compiled.native()) is not None and batch.seconds_high is None and self._high is None:
+            self._grow(self._n + len(batch), self._used + batch.record_bytes)
+            kept, self._used = k.rss_keep(
+                _compiled_rss(share.l4, share.key, share.reta_size, share.queues), share.queue,
+                (batch.records, batch.block, np.ascontiguousarray(batch.offsets, np.int64), batch.numbers, batch.first),
+                (self._rows, self._block, self._begin, self._offsets, self._numbers, self._n, self._used))
+            self._n += kept
+            return
+        mine = np.flatnonzero(rss_queues(batch.records, share.queues, share.l4, share.key, share.reta_size)
+                              == share.queue)
+        n, k = self._n, len(mine)
+        self._grow(n + k, 0)
+        copy_padded(batch.records[mine], self._rows[n:n + k])
+        offsets = batch.offsets[mine]
+        before = np.minimum(offsets, 16)
+        lengths = before + header_field(self._rows[n:n + k], CAPLEN)
+        size = int(lengths.sum())
+        self._grow(n + k, self._used + size)
+        kernels.concat_ranges(batch.block, offsets - before, lengths, self._block[self._used:self._used + size])
+        self._begin[n:n + k] = self._used + np.cumsum(lengths) - lengths
+        self._offsets[n:n + k] = self._begin[n:n + k] + before
+        self._numbers[n:n + k] = batch.numbers[mine] if batch.numbers is not None else batch.first + mine
+        if batch.seconds_high is not None and self._high is None:
+            self._high = np.zeros(len(self._rows), np.int64)
+        if self._high is not None:
+            self._high[n:n + k] = 0 if batch.seconds_high is None else batch.seconds_high[mine]
+        self._n, self._used = n + k, self._used + size
+
+    def _grow(self, records: int, size: int) -> None:
+        """Room for ``records`` records and ``size`` bytes (doubling: amortised copies)."""
+        if records > len(self._rows):
+            grown = max(records, 2 * len(self._rows))
+            for name in ("_rows", "_begin", "_offsets", "_numbers", "_high"):
+                column = getattr(self, name)
+                if column is not None:
+                    wider = np.empty((grown, *column.shape[1:]), column.dtype)
+                    wider[:self._n] = column[:self._n]
+                    setattr(self, name, wider)
+        if size > len(self._block):
+            block = np.empty(max(size, 2 * len(self._block)), np.uint8)
+            block[:self._used] = self._block[:self._used]
+            self._block = block

@@ -2,18 +2,21 @@
 stage decided and where the packet went — VPP's packet trace at l3fwd's semantics.
 
 While an lcore forwards a super-burst, the first packets still to be traced get a
-:class:`TraceRecord` row: who received it (port, queue, record number, rx burst), a
-copy of the header bytes the path reads (before any edit), the lookup's answer
-(:class:`Decisions`, noted by the pipeline stages themselves from the tables' own
-rule ids), and where it went (TX port and its position in that port's output, or the
-drop reason). Rows become JSON lines (:func:`render`) right away, or — where the
-output positions are only known at the end (``--jobs``, several lcores) — are spooled
-to a temporary file and rendered once the outputs are complete (:func:`render_spools`).
+:class:`TraceRecord` (kept as :class:`TraceRecords`' columns): who received it (port,
+queue, record number, rx burst), a copy of the header bytes the path reads (before any
+edit), the lookup's answer (:class:`Decisions`, noted by the pipeline stages themselves
+from the tables' own rule ids), and where it went (TX port and its position in that
+port's output, or the drop reason). Records become JSON lines (:func:`trace_lines`)
+right away, or — where the output positions are only known at the end (``--jobs``,
+several lcores) — are spooled to a temporary file and rendered once the outputs are
+complete (:func:`render_spools`).
 """
 from __future__ import annotations
 
 import os
+import queue
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -32,6 +35,46 @@ TraceRecord = np.dtype([
     ("caplen", "<i4"), ("table", "u1"), ("reason", "u1"),
     ("head", "u1", (SNAPSHOT_TO - SNAPSHOT_FROM,)),
 ])
+
+
+class TraceRecords:
+    """A super-burst's trace records as columns, one array per :data:`TraceRecord` field
+    (of its type), read like a TraceRecord array (``records["index"]``, ``len``). Each
+    field is filled and read a column at a time: a field of a TraceRecord array strides
+    over 100-byte records (filling them took ~120 ms per 1M packets). :meth:`array` makes
+    them one, for a spool."""
+
+    def __init__(self, **columns):
+        self.columns: dict[str, np.ndarray] = {}
+        self.add(**columns)
+
+    def add(self, **columns) -> None:
+        """More fields: each a copy (the arrays given may be reused by the next super-burst)."""
+        for name, column in columns.items():
+            self.columns[name] = np.array(column, TraceRecord[name].base)
+
+    @classmethod
+    def empty(cls, n: int) -> "TraceRecords":
+        """``n`` records with every field to fill (``lcore.c`` fills them)."""
+        records = cls()
+        records.columns = {name: np.empty((n, *TraceRecord[name].shape), TraceRecord[name].base)
+                           for name in TraceRecord.names}
+        return records
+
+    def __len__(self) -> int:
+        return len(self.columns["index"])
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.columns[name]
+
+    def array(self) -> np.ndarray:
+        records = np.zeros(len(self), TraceRecord)
+        for name, column in self.columns.items():
+            records[name] = column
+        return records
+
+
+Records = np.ndarray | TraceRecords    # TraceRecord rows (from a spool), or a super-burst's columns
 
 
 class Decisions:
@@ -70,8 +113,8 @@ class Describe:
     application's keys (packet type, table, key, rule, next hop) and
     ``detail(records) -> (texts, codes)`` gives each record's drop detail as a code:
     0 for none, i + 1 for ``texts[i]``."""
-    middle: Callable[[np.ndarray, Lines], None]
-    detail: Callable[[np.ndarray], tuple[list[str], np.ndarray]]
+    middle: Callable[[Records, Lines], None]
+    detail: Callable[[Records], tuple[list[str], np.ndarray]]
     reasons: tuple[str, ...]          # drop reason names; code = index + 1
     tables: tuple[str, ...]           # the lookup tables a packet may be traced in; code = index + 1
 
@@ -86,8 +129,8 @@ class Tracing:
     spool: bool = False        # render once the outputs are complete (--jobs, several lcores)
 
 
-def render(records: np.ndarray, describe: Describe, buffer: LineBuffer | None = None) -> bytes:
-    """The JSON lines of ``records`` (``tx_index`` final)."""
+def trace_lines(records: Records, describe: Describe) -> Lines:
+    """The JSON lines of ``records`` (``tx_index`` final), to render."""
     lines = Lines(len(records))
     lines.text('{"rx_port":')
     lines.number(records["rx_port"])
@@ -111,7 +154,7 @@ def render(records: np.ndarray, describe: Describe, buffer: LineBuffer | None = 
     texts, codes = describe.detail(records)
     lines.choice(["null", *map(quoted, texts)], codes)
     lines.text("}")
-    return lines.render(buffer)
+    return lines
 
 
 class BurstTracer:
@@ -121,7 +164,7 @@ class BurstTracer:
     the loop."""
 
     def __init__(self, limit: int | None, lcore: int, rx_queues: list[int], tx_ports: list[int],
-                 sink: Callable[[np.ndarray], None], first_burst: int = 0):
+                 sink: Callable[[TraceRecords], None], first_burst: int = 0):
         """``first_burst``: the burst id of the loop's first round (its batches count from 0)."""
         self.remaining = limit
         self.first_burst = first_burst
@@ -129,24 +172,34 @@ class BurstTracer:
         self.sent = np.zeros(max(tx_ports, default=0) + 1, np.int64)    # packets sent per port so far
         self.traced = 0
 
-    def take(self, batch) -> np.ndarray | None:
+    def take(self, batch) -> TraceRecords | None:
         """The records of the packets of ``batch`` to trace (its first ones), their
         receive side and header bytes filled in; None when none is left to trace."""
         n = len(batch) if self.remaining is None else min(len(batch), self.remaining)
         if n == 0:
             return None
-        records = np.zeros(n, TraceRecord)
-        records["rx_port"] = batch.in_port[:n]
-        records["rx_queue"] = self.rx_queues[batch.burst[:n] % len(self.rx_queues)]
-        records["index"] = batch.index[:n]
-        records["lcore"] = self.lcore
-        records["burst"] = batch.burst[:n] + self.first_burst
-        records["caplen"] = batch.caplen[:n]
-        records["rule"] = records["next_hop"] = -1           # no lookup (yet)
-        records["head"] = batch.heads[:n, SNAPSHOT_FROM:SNAPSHOT_TO]
-        return records
+        return TraceRecords(rx_port=batch.in_port[:n], rx_queue=self.rx_queues[batch.burst[:n] % len(self.rx_queues)],
+                            index=batch.index[:n], lcore=np.full(n, self.lcore), burst=batch.burst[:n] + self.first_burst,
+                            caplen=batch.caplen[:n], head=batch.heads[:n, SNAPSHOT_FROM:SNAPSHOT_TO])
 
-    def record(self, records: np.ndarray | None, kept: np.ndarray | None, dest: np.ndarray, reason: np.ndarray,
+    def to_fill(self, n: int) -> TraceRecords | None:
+        """Records for the first of ``n`` packets received still to trace, for ``lcore.c``
+        to fill (its twin of :meth:`take` and :meth:`record`); None when none is left."""
+        n = n if self.remaining is None else min(n, self.remaining)
+        return TraceRecords.empty(n) if n else None
+
+    def filled(self, records: TraceRecords) -> None:
+        """``records`` from :meth:`to_fill`, filled: handed to the sink (``lcore.c`` has
+        counted the sent packets in :attr:`sent`)."""
+        self._done(records)
+
+    def _done(self, records: TraceRecords) -> None:
+        if self.remaining is not None:
+            self.remaining -= len(records)
+        self.traced += len(records)
+        self.sink(records)
+
+    def record(self, records: TraceRecords | None, kept: np.ndarray | None, dest: np.ndarray, reason: np.ndarray,
                rx_drop: int, decisions: Decisions) -> None:
         """Complete ``records`` (from :meth:`take`) once the super-burst is forwarded:
         ``dest``/``reason``/``decisions`` are over the packets the pipeline got,
@@ -154,49 +207,75 @@ class BurstTracer:
         on receive for ``rx_drop``. Counts the sent packets either way."""
         if records is not None:
             n = len(records)
-            records["reason"] = rx_drop
-            records["tx_port"] = -1
-            records["tx_index"] = -1
-            # the traced packets the pipeline got: received rows, and their place in its batch
-            rows = np.arange(n) if kept is None else kept[:np.searchsorted(kept, n)]
-            mine = slice(0, len(rows))
-            sent = dest[mine]
-            records["reason"][rows] = reason[mine]
-            records["tx_port"][rows] = sent
-            records["table"][rows] = decisions.table[mine]
-            records["rule"][rows] = decisions.rule[mine]
-            records["next_hop"][rows] = decisions.next_hop[mine]
-            rank = np.full(len(rows), -1, np.int64)
-            for port in np.unique(sent[sent >= 0]).tolist():
+            got = n if kept is None else int(np.searchsorted(kept, n))    # the traced packets the pipeline got
+            sent = dest[:got]
+            rank = np.full(got, -1, np.int64)
+            for port in np.flatnonzero(np.bincount(sent[sent >= 0])).tolist():
                 at = np.flatnonzero(sent == port)
                 rank[at] = self.sent[port] + np.arange(len(at))
-            records["tx_index"][rows] = rank
-            if self.remaining is not None:
-                self.remaining -= n
-            self.traced += n
-            self.sink(records)
+            columns = {"reason": reason[:got], "tx_port": sent, "tx_index": rank, "table": decisions.table[:got],
+                       "rule": decisions.rule[:got], "next_hop": decisions.next_hop[:got]}
+            if kept is not None:                   # at their received rows; the others were dropped on receive
+                received = {"reason": rx_drop, "table": 0}
+                for name, column in columns.items():
+                    columns[name] = np.full(n, received.get(name, -1), column.dtype)
+                    columns[name][kept[:got]] = column
+            records.add(**columns)
+            self._done(records)
         self.sent += np.bincount(dest[dest >= 0], minlength=len(self.sent))[:len(self.sent)]
 
 
 class TraceFile:
-    """``OUTDIR/trace.jsonl``, written atomically: records rendered and appended in order.
-    (Rendering on another thread or process was measured and not kept: the GIL, or
-    sending the records over, cost what the overlap saved.)"""
+    """``OUTDIR/trace.jsonl``, written atomically: records made into lines' pieces in
+    order by the caller (:func:`trace_lines`), rendered and appended by a writer thread
+    meanwhile the caller goes on with the next super-burst — the compiled renderer and
+    ``write()`` release the GIL (docs/performance.md#tracing). Two buffers take turns,
+    so at most two batches are in flight; a writer's failure is raised by the next call."""
 
     def __init__(self, outdir: Path, describe: Describe):
         self.file = AtomicFile(Path(outdir) / TRACE_FILE)
         self.describe = describe
         self.lines = 0
-        self._buffer = LineBuffer()
+        self._free: queue.SimpleQueue[LineBuffer] = queue.SimpleQueue()
+        for _ in range(2):
+            self._free.put(LineBuffer())
+        self._batches: queue.SimpleQueue[tuple[Lines, LineBuffer] | None] = queue.SimpleQueue()
+        self._failed: BaseException | None = None
+        self._writer = threading.Thread(target=self._write_batches, name="trace writer", daemon=True)
+        self._writer.start()
 
-    def write(self, records: np.ndarray) -> None:
-        self.file.file.write(render(records, self.describe, self._buffer))
+    def write(self, records: Records) -> None:
+        lines = trace_lines(records, self.describe)
+        buffer = self._free.get()                  # waits while two batches are in flight
+        self._raise_failure()
+        self._batches.put((lines, buffer))
         self.lines += len(records)
 
+    def _write_batches(self) -> None:
+        while (batch := self._batches.get()) is not None:
+            lines, buffer = batch
+            if self._failed is None:
+                try:
+                    self.file.file.write(lines.render(buffer))
+                except BaseException as error:     # e.g. a full disk: raised on the caller's thread
+                    self._failed = error
+            self._free.put(buffer)
+
+    def _raise_failure(self) -> None:
+        if self._failed is not None:
+            raise self._failed
+
+    def _finish(self) -> None:
+        self._batches.put(None)
+        self._writer.join()
+
     def commit(self) -> None:
+        self._finish()
+        self._raise_failure()
         self.file.commit()
 
     def abort(self) -> None:
+        self._finish()
         self.file.abort()
 
 
@@ -213,9 +292,9 @@ class Spool:
         os.close(fd)
         return cls(Path(name))
 
-    def append(self, records: np.ndarray) -> None:
+    def append(self, records: TraceRecords) -> None:
         with open(self.path, "ab") as file:
-            records.tofile(file)
+            records.array().tofile(file)
 
     def end_chunk(self, chunk: int, records: int, sent: np.ndarray) -> None:
         self.segments.append((chunk, records, sent))
@@ -226,13 +305,13 @@ class Spool:
 
 def render_spools(lcore_spools: list[list[Spool]], limit: int | None, outdir: Path, describe: Describe,
                   tx_position: Callable[[int, np.ndarray, np.ndarray], np.ndarray] | None = None,
-                  rx_index: Callable[[np.ndarray], np.ndarray] | None = None, block: int = 65536) -> int:
+                  block: int = 65536) -> int:
     """Write ``OUTDIR/trace.jsonl`` from spooled records: lcore by lcore (each a list
     of spools, e.g. one per ``--jobs`` process), chunk by chunk, at most ``limit``
     records per lcore. A record's ``tx_index`` is made absolute by the packets its
     lcore sent in earlier chunks, then mapped by ``tx_position(lcore, tx_port,
-    tx_index)`` (several lcores: the position in the merged port file); ``rx_index``
-    maps receive-side record numbers (RSS-split queues). Returns the lines written."""
+    tx_index)`` (several lcores: the position in the merged port file). Returns the
+    lines written."""
     out = TraceFile(outdir, describe)
     try:
         for lcore, spools in enumerate(lcore_spools):
@@ -250,8 +329,6 @@ def render_spools(lcore_spools: list[list[Spool]], limit: int | None, outdir: Pa
                     if tx_position is not None:
                         records["tx_index"][sent_now] = tx_position(lcore, records["tx_port"][sent_now],
                                                                     records["tx_index"][sent_now])
-                    if rx_index is not None:
-                        records["index"] = rx_index(records)
                     out.write(records)
                 if left is not None:
                     left -= take

@@ -14,16 +14,17 @@ classification path in DPDK, so both pipelines forward alike there; only its TX 
 differ (``acl.account_acl``).
 
 ``multi.c`` is the compiled twin of :func:`forward`: the same steps, one packet at a time
-over the super-burst, on the tables' own arrays. It runs when the run uses the compiled
-twins (:mod:`l3fwd_sim.compiled`); these numpy stages are the definition.
+over the super-burst, on the tables' own arrays (:mod:`.compiled_path`). It runs when the
+run uses the compiled twins (:mod:`l3fwd_sim.compiled`); these numpy stages are the
+definition.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .. import compiled
-from . import acl, em, ptype
-from .pipelines import DROP_REASONS, REASON_CODE
+from . import acl, compiled_path, em, ptype
+from .pipelines import REASON_CODE
 from .rfc1812 import rfc1812_process
 
 TRUNCATED, RFC1812_INVALID = REASON_CODE["truncated"], REASON_CODE["rfc1812_invalid"]
@@ -132,7 +133,7 @@ def forward(batch, setup, timer, trace=None) -> tuple[np.ndarray, np.ndarray]:
     """``trace``: a :class:`~l3fwd_sim.l3fwd.trace.Decisions` the lookups note their
     answers in, or None."""
     if (k := compiled.native()) is not None:
-        return _forward_compiled(k, batch, setup, timer, trace)
+        return compiled_path.forward(k, "multi", batch, setup, timer, trace)
     heads = batch.heads
     with timer("classify+lookup"):
         dest = batch.in_port.copy()
@@ -145,49 +146,4 @@ def forward(batch, setup, timer, trace=None) -> tuple[np.ndarray, np.ndarray]:
         invalid = np.arange(len(batch))[v4][rfc1812_process(heads, v4)] if _any(v4, len(batch)) else v4
     reason[invalid] = RFC1812_INVALID
     dest[reason != 0] = -1
-    return dest, reason
-
-
-LOOKUPS = ("lpm", "fib", "em", "acl")      # compiled.h's enum lookup
-
-
-def _walk_arrays(setup) -> tuple:
-    """The run's tables as ``multi.c`` takes them (views of the tables' own arrays),
-    derived once per run: (lookup, IPv4 table, IPv6 table, MAC rewrite bytes, ACL actions,
-    ACL lines)."""
-    if "multi.c" not in setup.derived:
-        routes = setup.routes
-        if setup.lookup == "em":
-            tables = routes.v4.probe_arrays(), routes.v6.probe_arrays()
-        else:
-            tables = routes.v4.walk_arrays(), routes.v6.walk_arrays()
-        actions = lines = None
-        if setup.lookup == "acl":
-            actions = tuple(np.ascontiguousarray(a, np.int64) for a in (routes.action4, routes.action6))
-            lines = tuple(np.ascontiguousarray(routes.lines[family], np.int64) for family in (4, 6))
-        setup.derived["multi.c"] = (LOOKUPS.index(setup.lookup), *tables, setup.ports.eth_header.reshape(-1),
-                                    actions, lines)
-    return setup.derived["multi.c"]
-
-
-def compiled_forward(setup) -> tuple:
-    """What ``lcore.c`` needs to run this path itself over a super-burst: the tables as
-    ``multi.c`` takes them, and (ACL mode) the drops that make ``acl_send_packets`` send
-    a burst packet by packet (:func:`~.acl.account_acl`)."""
-    lookup, table4, table6, eth_header, actions, lines = _walk_arrays(setup)
-    return (lookup, table4, table6, eth_header, (0, 0), actions, lines), acl.STEP_DROPS if setup.lookup == "acl" else None
-
-
-def _forward_compiled(k, batch, setup, timer, trace) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`forward` by ``multi.c``, noting the lookups' answers in ``trace`` as the
-    numpy stages do."""
-    if k.DROP_REASONS != DROP_REASONS or k.LOOKUPS != LOOKUPS:
-        raise AssertionError("multi.c and pipelines.py number the drop reasons or lookups differently")
-    with timer("forward"):
-        lookup, table4, table6, eth_header, actions, lines = _walk_arrays(setup)
-        codes = (0, 0) if trace is None else tuple(trace.codes[f"{setup.lookup}{family}"] for family in (4, 6))
-        notes = (None, None, None) if trace is None else (trace.table, trace.rule, trace.next_hop)
-        dest, reason = np.empty(len(batch), np.int64), np.empty(len(batch), np.uint8)
-        k.forward_multi(batch.arrays(), (lookup, table4, table6, eth_header, codes, actions, lines),
-                        (dest, reason, *notes))
     return dest, reason

@@ -7,7 +7,6 @@ This is the library entry point behind ``l3fwd-sim run``::
 """
 from __future__ import annotations
 
-import shutil
 import time
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
@@ -19,18 +18,18 @@ import numpy as np
 from .. import compiled
 from ..dataplane.inputs import PortInputs
 from ..dataplane.lcore import Lcore, forward_all
-from ..capture.location import as_location
+from ..capture.location import as_location, identity
 from ..capture.offline import OpenCaptures
 from ..capture.outdir import OutputDir
 from ..capture.writers import merge_by_time, output_format
 from ..dataplane.ports import PortConfig, ports_of, run_portmask
 from ..dataplane.queues import Lcores, default_config, lcores_of, parse_config
-from ..dataplane.rss import DEFAULT_KEY, RETA_SIZES, split_by_rss
+from ..dataplane.rss import DEFAULT_KEY, RETA_SIZES, RssShare, rss_shares
 from ..dataplane.rx import rx_queue_setup
 from ..dataplane.stats import RunStats, write_json_atomic
 from ..dataplane.tx import TxModel, account_multi, account_simple
 from ..errors import SimError
-from . import multi, simple
+from . import compiled_path, multi, simple
 from .acl import account_acl
 from .pipelines import DROP_REASONS
 from .routing import Forwarding, load_routes
@@ -126,9 +125,12 @@ class _Forward:
                                                               opt.ipv6, []))
         self._setup, self._forward = setup, pipeline(opt.pipeline)
 
-    def compiled(self) -> tuple | None:
-        """The multi path's compiled twin as ``lcore.c`` runs it (None for the simple path)."""
-        return multi.compiled_forward(self._setup) if self._opt.pipeline == "multi" else None
+    def compiled(self, trace_tables: tuple[str, ...] | None = None) -> tuple:
+        """The pipeline's compiled twin as ``lcore.c`` runs it; when tracing, with the
+        codes ``trace_tables`` (the trace's table names, code = index + 1) give its tables."""
+        codes = (0, 0) if trace_tables is None else \
+            tuple(trace_tables.index(f"{self._opt.lookup}{family}") + 1 for family in (4, 6))
+        return compiled_path.lcore_path(self._setup, self._opt.pipeline, codes)
 
     def __call__(self, batch, timer, *trace):
         return self._forward(batch, self._setup, timer, *trace)
@@ -156,18 +158,19 @@ def run(opt: RunOptions) -> dict:
     config = parse_config(opt.config) if opt.config else default_config(sorted({*inputs, *(p for p, _ in queue_inputs)}))
     lcores = lcores_of(config, portmask)
     if opt.cluster is not None and any(lcores.queues.get(port, 0) > 1 for port in inputs):
-        raise SimError("--cluster: a port's capture spread over several RX queues by RSS is split into local "
-                       "temporary files the workers cannot reach; give each RX queue its capture (N.Q=FILE)")
-    with _rx_sources(lcores, inputs, queue_inputs, notes, opt) as (sources, labels, rx_indices, captures):
+        raise SimError("--cluster: a port's capture spread over several RX queues by RSS cannot be cut into chunks "
+                       "(where a queue's k-th record is takes hashing every record before it); give each RX queue "
+                       "its capture (N.Q=FILE)")
+    with _rx_sources(lcores, inputs, queue_inputs, notes, opt) as (sources, labels, captures):
         with compiled.for_inputs(captures.input_bytes), \
                 OutputDir(opt.outdir, [*inputs.values(), *queue_inputs.values()]) as out:
-            result = _run_lcores(opt, out, started, portmask, lcores, sources, labels, rx_indices, notes, captures)
+            result = _run_lcores(opt, out, started, portmask, lcores, sources, labels, notes, captures)
             out.publish()
     return result
 
 
 def _run_lcores(opt: RunOptions, out: OutputDir, started: float, portmask: int, lcores: Lcores, sources: dict,
-                labels: dict, rx_indices: dict, notes: list, captures: OpenCaptures) -> dict:
+                labels: dict, notes: list, captures: OpenCaptures) -> dict:
     """The run proper, every output written into ``out.stage``."""
     outdir = out.stage
     ports = PortConfig(portmask, opt.eth_dest, opt.port_mac)
@@ -185,21 +188,24 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, portmask: int, 
     polled = {lc: [q for q in lcores.rx[lc] if (q.port, q.queue) in sources] for lc in lcores.ids}
     limit = None if opt.trace == "all" else opt.trace
     # where a trace line's output position or input record number is only known at the end
-    spool = several or opt.jobs > 1 or bool(rx_indices) or opt.cluster is not None
+    spool = several or opt.jobs > 1 or opt.cluster is not None
     trace_lines = None
     if opt.trace is not None:                     # the trace machinery, imported only when tracing
         from ..dataplane.trace import TRACE_FILE, Tracing, render_spools
         from .trace import describe
         trace_lines = describe(opt.lookup, routes, stats.reasons)
 
-    def lcore_loop(lcore_id: int, jobs: int) -> tuple[RunStats, TxModel, list]:
-        """One lcore's main loop over its queues, into its TX queue's files."""
+    def lcore_loop(lcore_id: int, jobs: int, forked: bool = False) -> tuple[RunStats, TxModel, list]:
+        """One lcore's main loop over its queues, into its TX queue's files (``forked``: in
+        a process of its own, which opens its inputs again: an open file's position is
+        shared with the processes forked beside it)."""
         queues = [(q.port, sources[q.port, q.queue]) for q in polled[lcore_id]]
         name = f"port{{port}}.q{lcores.tx_queue(lcore_id)}.{fmt}" if several else f"port{{port}}.{fmt}"
         tracing = trace_lines and Tracing(limit, lcore_id, [q.queue for q in polled[lcore_id]], trace_lines, spool)
         lcore = Lcore(queues, opt.rx_burst, forward,
                       tx_ports, nanosecond, _account(opt.lookup, opt.pipeline), opt.chunk_packets,
-                      None if several else opt.progress, name, tracing, captures, fmt, forward.compiled)
+                      None if several else opt.progress, name, tracing, None if forked else captures, fmt,
+                      forward.compiled)
         lcore_stats = RunStats(sorted({port for port, _ in queues}), tx_ports, DROP_REASONS)
         tx_model = TxModel(tx_ports, opt.rx_burst, opt.tx_burst)
         if opt.cluster is not None and queues:
@@ -217,7 +223,7 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, portmask: int, 
     with _cluster(opt) as client:
         if several and opt.jobs > 1:              # lcores are independent: one process each
             from ..dataplane.jobs import in_processes
-            per_lcore = in_processes([lambda lc=lc: lcore_loop(lc, 1) for lc in lcores.ids], opt.jobs)
+            per_lcore = in_processes([lambda lc=lc: lcore_loop(lc, 1, forked=True) for lc in lcores.ids], opt.jobs)
         else:                                     # with --cluster, each lcore's chunks in turn
             per_lcore = [lcore_loop(lc, opt.jobs) for lc in lcores.ids]
     tx_models = [tx_model for _, tx_model, _ in per_lcore]
@@ -230,16 +236,21 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, portmask: int, 
                                   **lcore_stats.to_dict()["totals"]}
     try:
         positions = {}                            # port -> per TX queue, its records' places in port<N>.pcap
-        if several:
-            for port in tx_ports:
-                positions[port] = merge_by_time([outdir / f"port{port}.q{k}.{fmt}" for k in range(len(lcores.ids))],
-                                                outdir / f"port{port}.{fmt}")
+        if several:                               # each port's TX queues as one capture; with --jobs, in parallel
+            queues = range(len(lcores.ids))
+            merges = [lambda port=port: merge_by_time([outdir / f"port{port}.q{k}.{fmt}" for k in queues],
+                                                      outdir / f"port{port}.{fmt}") for port in tx_ports]
+            if opt.jobs > 1:
+                from ..dataplane.jobs import in_processes
+                merged = in_processes(merges, opt.jobs)
+            else:
+                merged = [merge() for merge in merges]
+            positions = dict(zip(tx_ports, merged))
         if trace_lines:
             traced = stats.traced
             if spool:
                 traced = render_spools(lcore_spools, limit, outdir, trace_lines,
-                                       _tx_position(positions, lcores) if several else None,
-                                       _rx_index(rx_indices) if rx_indices else None)
+                                       _tx_position(positions, lcores) if several else None)
             stats.trace = {"file": TRACE_FILE, "limit": "all" if limit is None else limit, "packets": traced}
     finally:
         for spools in lcore_spools:
@@ -279,24 +290,14 @@ def _tx_position(positions: dict, lcores: Lcores):
     return position
 
 
-def _rx_index(rx_indices: dict):
-    """A record number in an RX queue's share of an RSS-split capture → in the capture."""
-    def index(records: np.ndarray) -> np.ndarray:
-        result = records["index"].copy()
-        for (port, queue), original in rx_indices.items():
-            mine = (records["rx_port"] == port) & (records["rx_queue"] == queue)
-            result[mine] = original[records["index"][mine]]
-        return result
-    return index
-
-
 @contextmanager
 def _rx_sources(lcores: Lcores, inputs: dict[int, Path], queue_inputs: dict[tuple[int, int], Path],
                 notes: list[str], opt: RunOptions):
-    """The capture each configured RX queue reads: its own file; the port's whole capture
-    when the port has one queue; with several, the port's capture split over them by
-    RSS into temporary files (removed on leaving). A queue without a capture receives
-    nothing. Every capture read is opened once, first of all (``OpenCaptures``)."""
+    """What each configured RX queue reads: its own file; the port's whole capture when
+    the port has one queue; with several, its RSS share of the port's capture
+    (:class:`~l3fwd_sim.dataplane.rss.RssShare`: each queue reads the capture itself). A
+    queue without a capture receives nothing. Every capture read is opened once, first
+    of all (``OpenCaptures``)."""
     whole: dict[int, Path] = {}                       # port -> its capture, read by its queue(s)
     own: dict[tuple[int, int], Path] = {}             # (port, RX queue) -> that queue's capture
     for port, path in sorted(inputs.items()):
@@ -309,28 +310,22 @@ def _rx_sources(lcores: Lcores, inputs: dict[int, Path], queue_inputs: dict[tupl
             notes.append(f"{path}: RX queue {queue} of port {port} is not in --config, so nothing is received from it")
         else:
             own[port, queue] = path
+    for port, path in whole.items():
+        if lcores.queues[port] > 1 and not identity(path)[1]:
+            raise SimError(f"{path}: not a regular file (a pipe?); the {lcores.queues[port]} RX queues of port {port} "
+                           "each read it (RSS): give a file")
     reopen = "--cluster" if opt.cluster is not None else "--jobs N" if opt.jobs > 1 else None
     captures = OpenCaptures([*whole.values(), *own.values()], reopen)
-    sources: dict[tuple[int, int], Path] = {}
-    labels: dict[tuple[int, int], str] = {}          # what stats.json says each queue reads
-    rx_indices: dict[tuple[int, int], np.ndarray] = {}   # RSS shares: their records' numbers in the capture
-    temporary = []
+    sources: dict[tuple[int, int], Path | RssShare] = {}
     try:
         for port, path in whole.items():
             queues = lcores.queues[port]
             if queues == 1:
                 sources[port, 0] = path
-                continue
-            directory, files, indices = split_by_rss(captures.take(path), queues, opt.lookup == "acl", opt.rss_key,
-                                                     opt.reta_size)
-            temporary.append(directory)
-            sources.update({(port, q): f for q, f in enumerate(files)})
-            rx_indices.update({(port, q): index for q, index in enumerate(indices)})
-            labels.update({(port, q): f"{path} (RSS, queue {q} of {queues})" for q in range(queues)})
+            else:
+                shares = rss_shares(path, queues, opt.lookup == "acl", opt.rss_key, opt.reta_size, captures)
+                sources.update({(port, share.queue): share for share in shares})
         sources.update(own)
-        labels.update({key: str(path) for key, path in sources.items() if key not in labels})
-        yield sources, labels, rx_indices, captures
+        yield sources, {key: str(source) for key, source in sources.items()}, captures
     finally:
         captures.close()
-        for directory in temporary:
-            shutil.rmtree(directory, ignore_errors=True)

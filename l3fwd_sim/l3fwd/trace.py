@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dataplane.jsonlines import Lines, pool, quoted
+from .. import compiled
+from ..dataplane.jsonlines import Lines, distinct, pool, quoted
 from ..dataplane.rx import MBUF_DATA_ROOM
-from ..dataplane.trace import SNAPSHOT_FROM, SNAPSHOT_TO, Describe
+from ..dataplane.trace import SNAPSHOT_FROM, SNAPSHOT_TO, Describe, Records
 from . import ptype, rfc1812
 from .keys import ADDRESS_BYTES, DESTINATION_AT, FIVE_TUPLE_AT, key_text
 from .keys import TABLES as LOOKUP_TABLES
@@ -35,8 +36,8 @@ def describe(lookup: str, routes, reasons: tuple[str, ...]) -> Describe:
     rule_open = ["", *(f'{{"file":{quoted(files.get(4 if name.endswith("4") else 6, "?"))},"line":'
                        for name in TABLES)]
 
-    def middle(records: np.ndarray, lines: Lines) -> None:
-        heads = frame_heads(records)
+    def middle(records: Records, lines: Lines) -> None:
+        heads = frame_heads(records["head"])
         table = records["table"]
         if lookup == "em":
             lines.text('"ptype":')
@@ -56,23 +57,28 @@ def describe(lookup: str, routes, reasons: tuple[str, ...]) -> Describe:
         lines.text(',"next_hop":')
         lines.number(records["next_hop"])
 
-    def detail(records: np.ndarray) -> list:
+    def detail(records: Records) -> tuple[list[str], np.ndarray]:
         return drop_details(records, lookup, reasons)
 
     return Describe(middle, detail, reasons, TABLES)
 
 
-def frame_heads(records: np.ndarray) -> np.ndarray:
-    """The records' kept header bytes at their frame offsets (zeros before them)."""
-    heads = np.zeros((len(records), SNAPSHOT_TO), np.uint8)
-    heads[:, SNAPSHOT_FROM:] = records["head"]
+def frame_heads(head: np.ndarray) -> np.ndarray:
+    """Records' kept header bytes (their ``head``) at their frame offsets (zeros before them)."""
+    heads = np.zeros((len(head), SNAPSHOT_TO), np.uint8)
+    heads[:, SNAPSHOT_FROM:] = head
     return heads
 
 
 def key_block(table: np.ndarray, heads: np.ndarray) -> np.ndarray:
     """The key column: ``null`` without a lookup, else the key as a JSON string (IPv4
     destinations assembled from octet texts, other keys written once per distinct key
-    by :func:`~l3fwd_sim.l3fwd.keys.key_text`)."""
+    by :func:`~l3fwd_sim.l3fwd.keys.key_text`). The compiled twin (``trace.c``) writes
+    every key itself, in key_text's spelling."""
+    k = compiled.native()
+    if k is not None:
+        texts, width, longest = k.key_texts(np.ascontiguousarray(table), heads, _KEY_KINDS)
+        return np.frombuffer(texts, np.uint8).reshape(len(table), width)[:, :-(-longest // 4) * 4]
     n = len(table)
     texts: dict[int, tuple[np.ndarray, np.ndarray]] = {}       # table code -> (rows, their NUL-padded texts)
     for code in np.unique(table).tolist():
@@ -82,16 +88,23 @@ def key_block(table: np.ndarray, heads: np.ndarray) -> np.ndarray:
         elif TABLES[code - 1] in ("lpm4", "fib4"):
             texts[code] = rows, _ipv4_text(heads[rows, 30:34])
         else:
-            keys = np.zeros((len(rows), SNAPSHOT_TO), np.uint8)      # the key's bytes only: fewer distinct rows
-            for start, end in _key_spans(TABLES[code - 1]):
-                keys[:, start:end] = heads[rows, start:end]
-            distinct, inverse = np.unique(keys, axis=0, return_inverse=True)
-            table_texts = pool([quoted(key_text(TABLES[code - 1], bytes(frame))) for frame in distinct])
-            texts[code] = rows, table_texts[inverse.ravel()]
+            first, inverse = distinct(np.concatenate([heads[rows, start:end]        # the key's bytes only
+                                                      for start, end in _key_spans(TABLES[code - 1])], axis=1))
+            table_texts = pool([quoted(key_text(TABLES[code - 1], bytes(frame))) for frame in heads[rows[first]]])
+            texts[code] = rows, table_texts[inverse]
     block = np.zeros((n, -(-max(t.shape[1] for _, t in texts.values()) // 4) * 4), np.uint8)
     for rows, text in texts.values():
         block[rows, :text.shape[1]] = text
     return block
+
+
+def _key_kind(table: str) -> int:
+    """``trace.c``'s kind of ``table``'s key: 1 an IPv4 destination, 2 an IPv6 one, 3 an
+    IPv4 5-tuple, 4 an IPv6 one (0, no lookup, has no table)."""
+    return (1 if table.endswith("4") else 2) + (0 if table.startswith(("lpm", "fib")) else 2)
+
+
+_KEY_KINDS = bytes([0, *map(_key_kind, TABLES)])          # by table code
 
 
 def _key_spans(table: str) -> list[tuple[int, int]]:
@@ -114,7 +127,7 @@ def _ipv4_text(addresses: np.ndarray) -> np.ndarray:
     return words.view(np.uint8)
 
 
-def drop_details(records: np.ndarray, lookup: str, reasons: tuple[str, ...]) -> tuple[list[str], np.ndarray]:
+def drop_details(records: Records, lookup: str, reasons: tuple[str, ...]) -> tuple[list[str], np.ndarray]:
     """What failed, per record: (texts, code per record: 0 when it was sent, else
     1 + its text's index). Each distinct case is written once."""
     reason = records["reason"]
@@ -122,14 +135,14 @@ def drop_details(records: np.ndarray, lookup: str, reasons: tuple[str, ...]) -> 
     codes = np.zeros(len(records), np.intp)
     if not len(dropped):
         return [], codes
-    heads = frame_heads(records[dropped])
+    heads = frame_heads(records["head"][dropped])
     cases = np.column_stack([
         reason[dropped], records["caplen"][dropped], ptype.needed_bytes(lookup, heads),
         heads[:, 12].astype(np.int64) << 8 | heads[:, 13],            # EtherType
         heads[:, 14], heads[:, 16].astype(np.int64) << 8 | heads[:, 17], heads[:, 23], heads[:, 20]])
-    distinct, inverse = np.unique(cases, axis=0, return_inverse=True)
-    texts = [_detail(reasons[case[0] - 1], *case[1:]) for case in distinct.tolist()]
-    codes[dropped] = 1 + inverse.ravel()
+    first, inverse = distinct(cases)
+    texts = [_detail(reasons[case[0] - 1], *case[1:]) for case in cases[first].tolist()]
+    codes[dropped] = 1 + inverse
     return texts, codes
 
 

@@ -162,15 +162,17 @@ def test_fixed_size_rows_narrower_than_a_row(tmp_path):
     assert [g[:3] for g in scapy_read(path)] == list(zip(frames, wire.tolist(), (stamps // 1000).tolist()))
 
 
+@pytest.mark.parametrize("in_time_order", [True, False])       # the k-way merge, or the sort
 @pytest.mark.parametrize("kernels_choice", KERNELS)
-def test_merge_by_time_of_pcapng_queues(tmp_path, kernels_choice):
+def test_merge_by_time_of_pcapng_queues(tmp_path, kernels_choice, in_time_order):
     """A port's TX queue files merged by time stamp, ties by queue then file order — as
     the classic merge orders the same records."""
     rng = random.Random(3)
     queues = []
     for count in (30, 0, 40, 25):             # ten distinct stamps: ties within and across queues
         frames = [rng.randbytes(rng.choice([60, 61, 100])) for _ in range(count)]
-        stamps = np.sort(np.array([T2106 + rng.randrange(-5, 5) * 10**9 for _ in frames], np.int64))
+        stamps = np.array([T2106 + rng.randrange(-5, 5) * 10**9 for _ in frames], np.int64)
+        stamps = np.sort(stamps) if in_time_order else stamps
         queues.append((frames, np.array([len(f) for f in frames], np.int64), stamps))
     merged = {}
     with compiled.using(kernels_choice):

@@ -3,6 +3,7 @@ DPDK's test_thash.c uses) and against a bit-by-bit implementation written from t
 definition; the fields each kind of packet is hashed on; the RETA placement."""
 from __future__ import annotations
 
+import gzip
 import ipaddress
 
 import numpy as np
@@ -13,7 +14,13 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.inet6 import IPv6, IPv6ExtHdrHopByHop
 from scapy.layers.l2 import ARP, Dot1Q, Ether
 
-from l3fwd_sim.dataplane.rss import DEFAULT_KEY, rss_queues, toeplitz, toeplitz_tables
+from l3fwd_sim import compiled
+from l3fwd_sim.capture.records import RECORD_ROW
+from l3fwd_sim.capture.offline import OpenCaptures
+from l3fwd_sim.dataplane.rss import DEFAULT_KEY, rss_queues, rss_shares, toeplitz, toeplitz_tables
+
+from frames import write_pcap
+from twins import KERNELS, both, needs_twins
 
 # (destination, source, destination port, source port, hash of the addresses, hash with the ports)
 VECTORS = [
@@ -77,17 +84,103 @@ def frames_and_streams():
     ]
 
 
+def records_of(frames: list[bytes], width: int = RECORD_ROW) -> np.ndarray:
+    """Rows as a reader hands them over: a record header (caplen at bytes 8..11) and the
+    frame's first ``width - 16`` bytes, zero past its end."""
+    rows = np.zeros((len(frames), width), np.uint8)
+    for i, raw in enumerate(frames):
+        rows[i, 8:12] = np.frombuffer(len(raw).to_bytes(4, "little"), np.uint8)
+        head = raw[:width - 16]
+        rows[i, 16:16 + len(head)] = np.frombuffer(head, np.uint8)
+    return rows
+
+
+@pytest.mark.parametrize("kernels", KERNELS)
 @pytest.mark.parametrize("queues,reta_size", [(2, 128), (3, 128), (4, 64), (7, 512)])
-def test_fields_and_reta_placement(queues, reta_size):
+def test_fields_and_reta_placement(queues, reta_size, kernels):
     cases = frames_and_streams()
-    heads = np.zeros((len(cases), 64), np.uint8)
-    caplen = np.zeros(len(cases), np.int64)
-    for i, (frame, _, _) in enumerate(cases):
-        raw = bytes(frame).ljust(60, b"\0")
-        heads[i, :min(64, len(raw))] = np.frombuffer(raw[:64], np.uint8)
-        caplen[i] = len(raw)
+    records = records_of([bytes(frame).ljust(60, b"\0") for frame, _, _ in cases])
     for l4 in (False, True):
-        got = rss_queues(heads, caplen, queues, l4, DEFAULT_KEY, reta_size).tolist()
+        with compiled.using(kernels):
+            got = rss_queues(records, queues, l4, DEFAULT_KEY, reta_size).tolist()
         want = [0 if stream is None else (bitwise_toeplitz(stream, DEFAULT_KEY) % reta_size) % queues
                 for _, l3, l3l4 in cases for stream in [l3l4 if l4 else l3]]
         assert got == want
+
+
+# frames whose first bytes make every case likely: IPv4 with any IHL, fragments, IPv6,
+# other EtherTypes, L4 protocols, every length around the fields' ends
+_ETHER_TYPES = st.sampled_from([b"\x08\x00", b"\x86\xdd", b"\x81\x00", b"\x08\x06"])
+_FRAMES = st.builds(lambda mac, ether, version_ihl, body, proto, length: (
+    mac + ether + bytes([version_ihl]) + body[:8] + bytes([proto]) + body[8:])[:length],
+    st.binary(min_size=12, max_size=12), _ETHER_TYPES, st.integers(0, 255), st.binary(min_size=60, max_size=90),
+    st.sampled_from([6, 17, 132, 1, 0]), st.integers(0, 110))
+
+
+@needs_twins
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_FRAMES, min_size=1, max_size=40), st.integers(1, 9), st.sampled_from([64, 128, 256, 512]),
+       st.booleans(), st.binary(min_size=40, max_size=52), st.sampled_from([RECORD_ROW, 16 + 60, 16 + 20]))
+def test_compiled_twin_places_every_record_alike(frames, queues, reta_size, l4, key, width):
+    """rss.c against the numpy definition, on rows of full and narrow widths."""
+    (got, _), (want, _) = both(rss_queues, records_of(frames, width), queues, l4, key, reta_size)
+    assert got.tolist() == want.tolist()
+
+
+@pytest.fixture(scope="module")
+def capture_frames():
+    """The cases above, then flows of many sizes; the last frame's row runs past the end
+    of the file."""
+    frames = [bytes(frame) for frame, _, _ in frames_and_streams()] * 50
+    template = bytes(Ether() / IP(dst="10.0.0.0") / UDP(sport=0, dport=53))
+    for i in range(3000):                         # destination and source port vary: many hashes
+        frame = bytearray(template + b"x" * (i % 900))
+        frame[32:34], frame[34:36] = i.to_bytes(2, "big"), i.to_bytes(2, "big")
+        frames.append(bytes(frame))
+    return frames + [frames[-1][:30]]
+
+
+@pytest.mark.parametrize("compressed", [False, True])     # indexed in the mapped file, or each queue reads it
+@pytest.mark.parametrize("kernels", KERNELS)
+def test_queues_read_their_records_of_the_one_capture(tmp_path, kernels, compressed, capture_frames):
+    """Each RSS queue reads, in capture order, exactly the records the hash gives it,
+    numbered as in the capture; reads of any size, the queues together read it all."""
+    frames = capture_frames
+    path = tmp_path / "port0.pcap"
+    write_pcap(path, frames)
+    if compressed:
+        path = tmp_path / "port0.pcap.gz"
+        path.write_bytes(gzip.compress((tmp_path / "port0.pcap").read_bytes()))
+    want = rss_queues(records_of(frames), 3, False, DEFAULT_KEY, 128)
+    with compiled.using(kernels):
+        shares = rss_shares(path, 3, False, DEFAULT_KEY, 128, OpenCaptures([path]))
+        assert (shares[0].index is None) == compressed
+        for queue, share in enumerate(shares):
+            reader = share.open()
+            numbers, got = [], []
+            for size in [1, 7, 500, 31, 4000, 2, 10000]:
+                batch = reader.read(size)
+                assert len(batch) == size or reader.read(1).records.shape[0] == 0
+                numbers += batch.numbers.tolist()
+                long = batch.caplen > 64
+                got += [bytes(batch.block[o:o + c]) for o, c in zip(batch.offsets.tolist(), batch.caplen.tolist())]
+                assert not long.any() or (batch.rows[long, 16:] == batch.block[batch.offsets[long, None]
+                                                                               + np.arange(64)]).all()
+            reader.close()
+            assert numbers == np.flatnonzero(want == queue).tolist()
+            assert got == [frames[i] for i in numbers]
+
+
+@pytest.mark.parametrize("kernels", KERNELS)
+@pytest.mark.parametrize("frames", [[], [bytes(Ether() / IP(dst="10.0.0.1"))[:30]]])
+def test_queues_of_captures_shorter_than_a_row(tmp_path, kernels, frames):
+    """A header-only capture, and one whose only record ends before a row's 80 bytes."""
+    path = tmp_path / "port0.pcap"
+    write_pcap(path, frames)
+    with compiled.using(kernels):
+        shares = rss_shares(path, 2, False, DEFAULT_KEY, 128, OpenCaptures([path]))
+        got = []
+        for share in shares:
+            batch = share.open().read(10)
+            got += [bytes(batch.rows[i, 16:16 + c]) for i, c in enumerate(batch.caplen.tolist())]
+    assert got == frames

@@ -1,7 +1,8 @@
 """``run --trace``: every received packet traced once, each traced rule the one a brute
 force over the rule file says decides, each tx_port/tx_index the output record that
 came from that input record, the same trace whatever --jobs, drops with their reason
-and detail."""
+and detail; the key texts and drop details of the compiled twins (l3fwd/trace.c,
+dataplane/jsonlines.c) those of the numpy definitions; a failed trace write reported."""
 from __future__ import annotations
 
 import ipaddress
@@ -9,15 +10,26 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 from frames import mixed_frames, read_pcap_frames, write_pcap
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from oracle import l3fwd_oracle
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
+from twins import KERNELS, needs_twins
 
-from l3fwd_sim import RunOptions, run
+from l3fwd_sim import RunOptions, compiled, run
+from l3fwd_sim.dataplane.stats import RunStats
+from l3fwd_sim.dataplane.trace import SNAPSHOT_FROM, SNAPSHOT_TO, TRACE_FILE, TraceFile, TraceRecord
+from l3fwd_sim.errors import SimError
+from l3fwd_sim.l3fwd import ptype
+from l3fwd_sim.l3fwd.keys import key_text
+from l3fwd_sim.l3fwd.pipelines import DROP_REASONS
+from l3fwd_sim.l3fwd.trace import TABLES, _detail, describe, drop_details, key_block
 
 PORTMASK = 0x7                       # port 3 exists in the rule files but is not enabled
 
@@ -329,3 +341,112 @@ def test_drop_detail_says_what_failed(tmp_path, lookup, pipeline, frame, reason,
     assert (line["drop"], line["detail"], line["tx_port"], line["tx_index"]) == (reason, detail, None, None)
     assert line_before["drop"] is line_after["drop"] is None
     assert line_after["tx_index"] == line_before["tx_index"] + 1
+
+
+# ------------------------------------------------------------------ the compiled twins of the texts
+REASONS = RunStats([0], [0], DROP_REASONS).reasons            # the application's, then the RX drops
+HEXTETS = st.sampled_from([0, 0, 0, 1, 0xDB8, 0xFFFF]) | st.integers(0, 0xFFFF)
+
+
+@st.composite
+def ipv6_addresses(draw) -> bytes:
+    """16 bytes with runs of zero hextets (none, one, several, tied, at either end), all
+    zeros, IPv4-mapped and IPv4-compatible addresses."""
+    kind = draw(st.sampled_from(["hextets", "hextets", "mapped", "compatible", "zero"]))
+    if kind == "hextets":
+        return b"".join(h.to_bytes(2, "big") for h in draw(st.lists(HEXTETS, min_size=8, max_size=8)))
+    if kind == "zero":
+        return bytes(16)
+    return bytes(10) + (b"\xff\xff" if kind == "mapped" else bytes(2)) + draw(st.binary(min_size=4, max_size=4))
+
+
+@st.composite
+def keyed_heads(draw):
+    """(table codes, frame heads): random bytes, IPv6 addresses at their offsets, protocols
+    TCP, UDP or any, each row looked up in any table (or none)."""
+    n = draw(st.integers(1, 30))
+    heads = np.zeros((n, SNAPSHOT_TO), np.uint8)
+    for head in heads:
+        head[SNAPSHOT_FROM:] = np.frombuffer(draw(st.binary(min_size=SNAPSHOT_TO - SNAPSHOT_FROM,
+                                                             max_size=SNAPSHOT_TO - SNAPSHOT_FROM)), np.uint8)
+        head[22:38] = np.frombuffer(draw(ipv6_addresses()), np.uint8)
+        head[38:54] = np.frombuffer(draw(ipv6_addresses()), np.uint8)
+        head[20], head[23] = draw(st.lists(st.sampled_from([6, 17]) | st.integers(0, 255), min_size=2, max_size=2))
+    return np.array(draw(st.lists(st.integers(0, len(TABLES)), min_size=n, max_size=n)), np.uint8), heads
+
+
+@needs_twins
+@settings(max_examples=300, deadline=None)
+@given(keyed_heads())
+@example((np.arange(len(TABLES) + 1, dtype=np.uint8), np.full((len(TABLES) + 1, SNAPSHOT_TO), 0xFF, np.uint8)))
+def test_key_texts_are_key_text_of_each_table(keyed):
+    """Each row of the key column is the key ``keys.key_text`` writes (an IPv6
+    destination as ``ipaddress`` writes it), as a JSON string; ``null`` without a lookup.
+    (The example: every table's longest key.)"""
+    table, heads = keyed
+    want = [None if code == 0 else key_text(TABLES[code - 1], bytes(head)) for code, head in zip(table.tolist(), heads)]
+    for code, head, key in zip(table.tolist(), heads, want):
+        if code and TABLES[code - 1] in ("lpm6", "fib6"):
+            assert key == str(ipaddress.IPv6Address(bytes(head[38:54])))
+    for choice in KERNELS:
+        with compiled.using(choice):
+            block = key_block(table, heads)
+        assert [json.loads(bytes(row).replace(b"\0", b"")) for row in block] == want, choice
+
+
+@st.composite
+def dropped_records(draw):
+    """Trace records of every reason (0: sent) with the fields a drop detail reads drawn
+    from a few values each (so that cases repeat)."""
+    n = draw(st.integers(1, 40))
+    records = np.zeros(n, TraceRecord)
+    few = lambda *values: st.sampled_from(values) | st.integers(0, 255)     # noqa: E731
+    for record in records:
+        record["reason"] = draw(st.integers(0, len(REASONS)))
+        record["caplen"] = draw(st.sampled_from([14, 30, 60, 64, 2100]) | st.integers(0, 10000))
+        head = np.zeros(SNAPSHOT_TO, np.uint8)
+        head[12:14] = draw(st.sampled_from([(8, 0), (0x86, 0xDD), (8, 6)]) | st.tuples(st.integers(0, 255),
+                                                                                        st.integers(0, 255)))
+        head[14], head[16], head[17] = draw(few(0x45, 0x46, 0x44, 0x60)), draw(few(0)), draw(few(12, 20, 84))
+        head[20], head[23] = draw(few(6, 17, 0)), draw(few(6, 17, 1))
+        record["head"] = head[SNAPSHOT_FROM:]
+    return records
+
+
+@needs_twins
+@settings(max_examples=200, deadline=None)
+@given(dropped_records(), st.sampled_from(["lpm", "fib", "em", "acl"]))
+def test_drop_details_are_each_records_own(records, lookup):
+    """Each record's detail (written once per distinct case) is the one ``_detail`` gives
+    for that record alone; none for a sent packet."""
+    want = []
+    for record in records:
+        head = np.zeros((1, SNAPSHOT_TO), np.uint8)
+        head[0, SNAPSHOT_FROM:] = record["head"]
+        h = head[0].tolist()
+        want.append(None if record["reason"] == 0 else _detail(
+            REASONS[record["reason"] - 1], int(record["caplen"]), int(ptype.needed_bytes(lookup, head)[0]),
+            h[12] << 8 | h[13], h[14], h[16] << 8 | h[17], h[23], h[20]))
+    for choice in KERNELS:
+        with compiled.using(choice):
+            texts, codes = drop_details(records, lookup, REASONS)
+        assert [None if code == 0 else texts[code - 1] for code in codes.tolist()] == want, choice
+        assert sorted(set(codes.tolist()) - {0}) == list(range(1, len(texts) + 1)), choice    # each text used
+
+
+def test_a_failed_trace_write_is_raised_and_leaves_no_file(tmp_path, monkeypatch):
+    """The writer thread's failure (here: a full disk) is raised on the caller's next
+    call, and aborting leaves neither the trace nor its temporary file."""
+    records = np.zeros(3, TraceRecord)
+    records["tx_port"] = records["tx_index"] = records["rule"] = records["next_hop"] = -1
+    trace = TraceFile(tmp_path, describe("lpm", None, REASONS))
+
+    def full(data):
+        raise SimError(f"{tmp_path / TRACE_FILE}: cannot write: No space left on device")
+    monkeypatch.setattr(trace.file.file, "write", full)
+    with pytest.raises(SimError, match="No space left"):
+        for _ in range(3):                 # two batches in flight at most: the third call waits for the first
+            trace.write(records)
+        trace.commit()
+    trace.abort()
+    assert list(tmp_path.iterdir()) == []
