@@ -35,6 +35,7 @@ RETA_SIZES = (64, 128, 256, 512)
 _L4 = np.zeros(256, bool)
 _L4[[6, 17, 132]] = True                          # TCP, UDP, SCTP
 HASHED_BYTES = 36                                 # the longest stream: two IPv6 addresses and the ports
+PIECE = 65536                                     # records read (and hashed) at a time
 
 
 def parse_rss_key(text: str) -> bytes:
@@ -147,7 +148,7 @@ def index_capture(reader: PcapReader, queues: int, l4: bool, key: bytes, reta_si
         offsets, caplen, queue = [], [], []
         while True:
             before = reader.position
-            batch = reader.read(65536)
+            batch = reader.read(PIECE)
             if not len(batch):
                 break
             if reader.position - before != batch.record_bytes:        # a record cut to the snaplen
@@ -160,6 +161,20 @@ def index_capture(reader: PcapReader, queues: int, l4: bool, key: bytes, reta_si
                             reader.nanosecond, reader.cut_short())
     finally:
         reader.close()
+
+
+def gather_rows(data: np.ndarray, offsets: np.ndarray, caplen: np.ndarray, rows: np.ndarray) -> None:
+    """``rows``: the records whose frames are at ``offsets`` of the mapped classic pcap
+    ``data`` (each record header just before its frame), as a reader lays them out."""
+    starts, widths = offsets - 16, 16 + np.minimum(caplen, RECORD_ROW - 16)
+    inside = int(np.searchsorted(starts, len(data) - RECORD_ROW, "right"))   # windows within the file
+    if inside:
+        kernels.gather_windows(data, starts[:inside], widths[:inside], rows[:inside])
+    if inside < len(offsets):                  # the capture's last records: from a zero-padded copy of its end
+        end = np.zeros(2 * RECORD_ROW, np.uint8)
+        tail = data[-RECORD_ROW:]
+        end[:len(tail)] = tail
+        kernels.gather_windows(end, starts[inside:] - (len(data) - len(tail)), widths[inside:], rows[inside:])
 
 
 @dataclass(frozen=True)
@@ -211,16 +226,7 @@ class IndexedQueue:
         self._next += len(mine)
         offsets, caplen = self._index.offsets[mine], self._index.caplen[mine]
         rows = np.empty((len(mine), RECORD_ROW), np.uint8)
-        starts, widths = offsets - 16, 16 + np.minimum(caplen, RECORD_ROW - 16)
-        inside = int(np.searchsorted(starts, len(self._file) - RECORD_ROW, "right"))   # windows within the file
-        if inside:
-            kernels.gather_windows(self._file, starts[:inside], widths[:inside], rows[:inside])
-        if inside < len(mine):                    # the capture's last records: from a zero-padded copy of its end
-            end = np.zeros(2 * RECORD_ROW, np.uint8)
-            tail = self._file[-RECORD_ROW:]
-            end[:len(tail)] = tail
-            kernels.gather_windows(end, starts[inside:] - (len(self._file) - len(tail)), widths[inside:],
-                                   rows[inside:])
+        gather_rows(self._file, offsets, caplen, rows)
         return RecordBatch(rows, self._file, offsets, self.nanosecond, int(mine[0]) if len(mine) else 0, self.path,
                            known_bytes=16 * len(mine) + int(caplen.sum()), numbers=mine)
 

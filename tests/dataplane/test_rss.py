@@ -184,3 +184,36 @@ def test_queues_of_captures_shorter_than_a_row(tmp_path, kernels, frames):
             batch = share.open().read(10)
             got += [bytes(batch.rows[i, 16:16 + c]) for i, c in enumerate(batch.caplen.tolist())]
     assert got == frames
+
+
+@pytest.mark.parametrize("kernels", KERNELS)
+@pytest.mark.parametrize("damage", ["cut", "snaplen"])
+def test_captures_the_mapped_walk_leaves_to_the_reader(tmp_path, kernels, damage, capture_frames):
+    """A capture whose last record is cut short is indexed as the reader reads it (its
+    warning told once, by queue 0); one whose records exceed its snaplen (the reader cuts
+    them) is read by each queue itself. Either way the queues get the reader's records."""
+    path = tmp_path / "port0.pcap"
+    frames = capture_frames[:500]
+    write_pcap(path, frames)
+    raw = bytearray(path.read_bytes())
+    if damage == "cut":
+        path.write_bytes(raw[:-10])
+        frames = frames[:-1]
+    else:
+        raw[16:20] = (100).to_bytes(4, "little")           # snaplen 100: longer frames are cut to it
+        path.write_bytes(raw)
+        frames = [frame[:100] for frame in frames]
+    with compiled.using(kernels):
+        shares = rss_shares(path, 2, False, DEFAULT_KEY, 128, OpenCaptures([path]))
+        assert (shares[0].index is None) == (damage == "snaplen")
+        got, warnings = {}, []
+        for share in shares:
+            reader = share.open()
+            batch = reader.read(1000)
+            got.update({number: bytes(batch.rows[i, 16:16 + min(cap, 64)])
+                        for i, (number, cap) in enumerate(zip(batch.numbers.tolist(), batch.caplen.tolist()))})
+            reader.read(1)
+            warnings.append(reader.cut_short())
+            reader.close()
+    assert [got[i] for i in range(len(frames))] == [frame[:64] for frame in frames]
+    assert (warnings[0] is not None, warnings[1]) == (damage == "cut", None)
