@@ -1077,62 +1077,6 @@ fail:
     return NULL;
 }
 
-/* rss_keep((l4, tables, reta), queue, (records, block, offsets, numbers or None, first),
- *          (rows, block, begin, offsets, numbers, n, used)) -> (records kept, bytes used) */
-static PyObject *py_rss_keep(PyObject *self, PyObject *args)
-{
-    PyObject *rss_o, *records_o, *block_o, *offsets_o, *numbers_o, *o[5];
-    long long queue, first, n_kept, used;
-    if (!PyArg_ParseTuple(args, "OL(OOOOL)(OOOOOLL)", &rss_o, &queue, &records_o, &block_o, &offsets_o, &numbers_o,
-                          &first, &o[0], &o[1], &o[2], &o[3], &o[4], &n_kept, &used))
-        return NULL;
-    struct views v = {.n = 0};
-    struct rss r;
-    struct queue_records q = {.port = 0, .place = 0};
-    struct rss_kept k = {.n = n_kept, .used = used};
-    Py_ssize_t n, width, stride, size, len, rows, cols, kept_stride, kept_size;
-    const uint8_t *block = NULL;
-    const int64_t *offsets = NULL, *numbers = NULL;
-    if (!rss_of(&v, rss_o, &r) || !(q.records = mat(&v, records_o, 0, &n, &width, &stride, "records"))
-        || !(block = vec(&v, block_o, 0, 1, &size, "block")) || !(offsets = vec(&v, offsets_o, 0, 8, &len, "offsets"))
-        || !check_length(len, n, "offsets"))
-        goto fail;
-    if (numbers_o != Py_None && (!(numbers = vec(&v, numbers_o, 0, 8, &len, "numbers")) || !check_length(len, n, "numbers")))
-        goto fail;
-    if (!(k.rows = mat(&v, o[0], 1, &rows, &cols, &kept_stride, "kept rows")) || !(k.block = vec(&v, o[1], 1, 1, &kept_size, "kept block")))
-        goto fail;
-    int64_t **column[3] = {&k.begin, &k.offsets, &k.numbers};
-    for (int c = 0; c < 3; c++)
-        if (!(*column[c] = vec(&v, o[2 + c], 1, 8, &len, "a kept column")) || !check_length(len, rows, "a kept column"))
-            goto fail;
-    int64_t need = 0;                           /* every record kept: the most room it can take */
-    for (Py_ssize_t i = 0; i < n; i++) {
-        const uint8_t *record = q.records + i * stride;
-        int64_t caplen = (int64_t)record[8] | (int64_t)record[9] << 8 | (int64_t)record[10] << 16
-                         | (int64_t)record[11] << 24, before = offsets[i] < 16 ? offsets[i] : 16;
-        if (offsets[i] < 0 || offsets[i] + caplen > size) {
-            PyErr_SetString(PyExc_ValueError, "rss_keep: a frame outside its block");
-            goto fail;
-        }
-        need += before + caplen;
-    }
-    if (width < 16 || width > ROW_BYTES || cols != ROW_BYTES || kept_stride != ROW_BYTES || n_kept < 0 || used < 0
-        || n_kept + n > rows || used + need > kept_size) {
-        PyErr_SetString(PyExc_ValueError, "rss_keep: no room for the records kept");
-        goto fail;
-    }
-    q.stride = stride, q.width = width, q.count = n;
-    int64_t kept;
-    Py_BEGIN_ALLOW_THREADS
-    kept = rss_keep(&r, queue, &q, block, offsets, numbers, first, &k);
-    Py_END_ALLOW_THREADS
-    release(&v);
-    return Py_BuildValue("LL", (long long)kept, (long long)k.used);
-fail:
-    release(&v);
-    return NULL;
-}
-
 /* merge_by_time(times, bounds, order) -> True, or False when a file is not in time order */
 static PyObject *py_merge_by_time(PyObject *self, PyObject *args)
 {
@@ -1387,7 +1331,6 @@ static PyMethodDef methods[] = {
     {"concat_ranges", py_concat_ranges, METH_VARARGS, "capture.kernels.concat_ranges"},
     {"merge_by_time", py_merge_by_time, METH_VARARGS, "capture.writers.merge_by_time's order"},
     {"rss_queues", py_rss_queues, METH_VARARGS, "dataplane.rss.rss_queues"},
-    {"rss_keep", py_rss_keep, METH_VARARGS, "dataplane.rss.RssQueue._keep of the records RSS gives its queue"},
     {"pack_rows", py_pack_rows, METH_VARARGS, "capture.kernels.pack_rows"},
     {"scatter_records", py_scatter_records, METH_VARARGS, "capture.writers: a super-burst grouped by TX port"},
     {"acl_classify", py_acl_classify, METH_VARARGS, "tables.acl.AclTable.classify"},

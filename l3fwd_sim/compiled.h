@@ -140,16 +140,7 @@ struct rss {                        /* a port's RSS: the Toeplitz tables of its 
     int l4;                         /* the L4 ports are hashed too */
 };
 
-struct rss_kept {                   /* dataplane/rss.py's RssQueue: the records it keeps */
-    uint8_t *rows;                  /* ROW_BYTES per record */
-    uint8_t *block;
-    int64_t *begin, *offsets, *numbers;
-    int64_t n, used;                /* records kept, bytes of block used */
-};
-
 void rss_queues(const struct rss *r, const uint8_t *records, int64_t stride, int64_t width, int64_t n, int64_t *out);
-int64_t rss_keep(const struct rss *r, int64_t queue, const struct queue_records *q, const uint8_t *block,
-                 const int64_t *offsets, const int64_t *numbers, int64_t first, struct rss_kept *k);
 
 /* ------------------------------------------------------------ dataplane/stats.c */
 

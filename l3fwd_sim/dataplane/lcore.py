@@ -181,9 +181,6 @@ def _forward_staged(lcore: Lcore, burst: Received, outputs: PortOutputs, stats: 
 
 
 SUB_BURST_PACKETS = 1024        # lcore.c's sub-bursts: a packet's row, columns and output stay in L1/L2
-# the trace columns lcore.c fills (compiled.c's trace_of), in its order
-TRACE_COLUMNS = ("rx_port", "rx_queue", "lcore", "tx_port", "index", "burst", "tx_index", "rule", "next_hop", "caplen",
-                 "table", "reason", "head")
 
 
 def _forward_compiled(k, path: tuple, burst: Received, outputs: PortOutputs, stats: RunStats, tx, turn, timer,
@@ -201,7 +198,7 @@ def _forward_compiled(k, path: tuple, burst: Received, outputs: PortOutputs, sta
                            notes=(np.empty(sub, np.int64), np.empty(sub, np.uint8), *np.empty((2, sub), np.int64)))
         traced = trace.to_fill(n) if trace else None
         tracing = None if traced is None else (
-            tuple(traced.columns[name] for name in TRACE_COLUMNS), len(traced), trace.rx_queues.astype(np.int64),
+            traced.in_field_order(), len(traced), trace.rx_queues.astype(np.int64),
             np.array([records.first for _, _, records in burst.sources], np.int64),
             [records.numbers for _, _, records in burst.sources], trace.lcore, trace.first_burst, trace.sent,
             *scratch["notes"])

@@ -6,7 +6,6 @@
  */
 #include <string.h>
 
-#include "../capture/records.h"
 #include "../compiled.h"
 
 #define HEAD 64                 /* records.HEAD_BYTES: the frame bytes rss_queues sees */
@@ -55,33 +54,4 @@ void rss_queues(const struct rss *r, const uint8_t *records, int64_t stride, int
     uint8_t padded[HEAD] = {0};                 /* a narrow row's head, zero past it (as rss.py's heads) */
     for (int64_t i = 0; i < n; i++)
         out[i] = queue_of(records + i * stride, have, padded, r->l4, r->tables, r->reta, r->reta_size);
-}
-
-/* rss.RssQueue._keep(batch, rss_queues(batch) == queue): append the records RSS gives
- * `queue` — each row (padded to ROW_BYTES) and its frame with the (up to) 16 bytes before
- * it. The caller has made room for every record of the batch. Returns the records kept. */
-int64_t rss_keep(const struct rss *r, int64_t queue, const struct queue_records *q, const uint8_t *block,
-                 const int64_t *offsets, const int64_t *numbers, int64_t first, struct rss_kept *k)
-{
-    int64_t have = q->width - 16 < HEAD ? q->width - 16 : HEAD, kept = 0;
-    uint8_t padded[HEAD] = {0};
-    for (int64_t i = 0; i < q->count; i++) {
-        const uint8_t *record = q->records + i * q->stride;
-        if (queue_of(record, have, padded, r->l4, r->tables, r->reta, r->reta_size) != queue)
-            continue;
-        int64_t at = k->n + kept, caplen = (int64_t)record[8] | (int64_t)record[9] << 8
-                                           | (int64_t)record[10] << 16 | (int64_t)record[11] << 24;
-        uint8_t *row = k->rows + at * ROW_BYTES;
-        memcpy(row, record, (size_t)q->width);
-        memset(row + q->width, 0, (size_t)(ROW_BYTES - q->width));
-        int64_t before = offsets[i] < 16 ? offsets[i] : 16;
-        k->begin[at] = k->used;
-        k->offsets[at] = k->used + before;
-        k->numbers[at] = numbers ? numbers[i] : first + i;
-        memcpy(k->block + k->used, block + offsets[i] - before, (size_t)(before + caplen));
-        k->used += before + caplen;
-        kept++;
-    }
-    k->n += kept;
-    return kept;
 }

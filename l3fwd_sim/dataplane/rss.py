@@ -11,9 +11,12 @@ file); this predicts what a real NIC does with the port's traffic.
 * Queue: ``reta[hash % reta_size]``, the redirection table filled round-robin over the
   queues (``reta[i] = i % queues``), as PMDs program it by default.
 
-Each RX queue of such a port reads the port's capture itself (:class:`RssQueue`) and
-keeps the records the hash gives it, in capture order: no share of the capture is
-written anywhere. ``rss.c`` twins :func:`rss_queues`.
+Nothing is written for the split. The port's capture is read once, every record hashed
+(:class:`CaptureIndex`), and each RX queue reads its records by index from the file
+mapped into memory (:class:`IndexedQueue`); a capture that cannot be found again in the
+mapping (gzip, pcapng, converted, cut to the snaplen) is read by each of its queues,
+which keep the records the hash gives them (:class:`RssQueue`). ``rss.c`` twins
+:func:`rss_queues`.
 """
 from __future__ import annotations
 
@@ -307,16 +310,8 @@ class RssQueue:
         """Append the records of ``batch`` that RSS gives this queue: rows, and each frame
         with the 16 bytes before it in the reader's buffer (its record header when it was
         read whole from a classic pcap: the writers can then write it from here as it
-        is). ``rss.c``'s ``rss_keep`` twins it."""
+        is)."""
         share = self._share
-        if (k := compiled.native()) is not None and batch.seconds_high is None and self._high is None:
-            self._grow(self._n + len(batch), self._used + batch.record_bytes)
-            kept, self._used = k.rss_keep(
-                _compiled_rss(share.l4, share.key, share.reta_size, share.queues), share.queue,
-                (batch.records, batch.block, np.ascontiguousarray(batch.offsets, np.int64), batch.numbers, batch.first),
-                (self._rows, self._block, self._begin, self._offsets, self._numbers, self._n, self._used))
-            self._n += kept
-            return
         mine = np.flatnonzero(rss_queues(batch.records, share.queues, share.l4, share.key, share.reta_size)
                               == share.queue)
         n, k = self._n, len(mine)

@@ -61,6 +61,11 @@ class TraceRecords:
                            for name in TraceRecord.names}
         return records
 
+    def in_field_order(self) -> tuple[np.ndarray, ...]:
+        """The columns in :data:`TraceRecord`'s field order (as ``compiled.c``'s
+        ``trace_of`` takes them)."""
+        return tuple(self.columns[name] for name in TraceRecord.names)
+
     def __len__(self) -> int:
         return len(self.columns["index"])
 
@@ -189,11 +194,9 @@ class BurstTracer:
         return TraceRecords.empty(n) if n else None
 
     def filled(self, records: TraceRecords) -> None:
-        """``records`` from :meth:`to_fill`, filled: handed to the sink (``lcore.c`` has
-        counted the sent packets in :attr:`sent`)."""
-        self._done(records)
-
-    def _done(self, records: TraceRecords) -> None:
+        """Complete ``records`` handed to the sink: those :meth:`record` completed, or
+        those from :meth:`to_fill` that ``lcore.c`` filled (counting the sent packets in
+        :attr:`sent` itself)."""
         if self.remaining is not None:
             self.remaining -= len(records)
         self.traced += len(records)
@@ -221,7 +224,7 @@ class BurstTracer:
                     columns[name] = np.full(n, received.get(name, -1), column.dtype)
                     columns[name][kept[:got]] = column
             records.add(**columns)
-            self._done(records)
+            self.filled(records)
         self.sent += np.bincount(dest[dest >= 0], minlength=len(self.sent))[:len(self.sent)]
 
 
