@@ -7,6 +7,8 @@ Public API (each function returns plain dicts, as ``--json`` prints them)::
     generate(GenerateOptions(outdir="gen", pattern="IPV4-4STREAMSX8"))  # l3fwd-sim generate
     compare("out-a", "out-b", CompareOptions(unordered=True))          # l3fwd-sim compare
     lookup(LookupOptions(keys=["198.18.1.7"]))                         # l3fwd-sim lookup
+    dpdk_l3fwd(["-l", "0", "--vdev", "net_pcap0,rx_pcap=a,tx_pcap=b", "--", ...])   # l3fwd-sim dpdk-l3fwd
+    dpdk_testpmd([...])                                                # l3fwd-sim dpdk-testpmd
     Lpm4, Lpm6, ExactMatchTable       # rte_lpm / rte_lpm6 / rte_hash semantics
     SimError                          # bad input; str() is a one-line message
 
@@ -21,10 +23,11 @@ _HOMES = {"run": "l3fwd.run", "RunOptions": "l3fwd.run", "find_inputs": "datapla
           "generate": "traffic.generate", "GenerateOptions": "traffic.generate",
           "compare": "diff.compare", "CompareOptions": "diff.compare",
           "lookup": "l3fwd.lookup", "LookupOptions": "l3fwd.lookup",
+          "dpdk_l3fwd": "l3fwd.main", "dpdk_testpmd": "testpmd.main",
           "Lpm4": "tables.lpm", "Lpm6": "tables.lpm", "ExactMatchTable": "tables.hash", "SimError": "errors"}
 
 __all__ = ["run", "RunOptions", "find_inputs", "testpmd_run", "TestpmdOptions", "generate", "GenerateOptions",
-           "compare", "CompareOptions", "lookup", "LookupOptions", "Lpm4", "Lpm6", "ExactMatchTable", "SimError"]
+           "compare", "CompareOptions", "lookup", "LookupOptions", "dpdk_l3fwd", "dpdk_testpmd", "Lpm4", "Lpm6", "ExactMatchTable", "SimError"]
 __version__ = "0.1.0"
 
 

@@ -45,3 +45,16 @@ def test_importing_the_package_loads_no_scapy():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
     assert set(l3fwd_sim.__all__) <= set(dir(l3fwd_sim)) | {"generate", "GenerateOptions", "compare", "CompareOptions"}
+
+
+def test_command_lines_as_functions(tmp_path):
+    """``dpdk_l3fwd`` / ``dpdk_testpmd``: the words after the program name, as lists."""
+    port0 = REPO / "pcaps" / "port0.pcap"
+    launch = api.dpdk_l3fwd(["-l", "0", "--vdev", f"net_pcap0,rx_pcap={port0},tx_pcap={tmp_path / 'l3.pcap'}", "--",
+                             "-p", "0x1", "--config", "(0,0,0)", "--parse-ptype", "--relax-rx-offload"],
+                            stats_file=str(tmp_path / "l3.json"))
+    assert launch.stats == json.loads((tmp_path / "l3.json").read_text())
+    assert launch.console[-1] == "Initializing rx queues on lcore 0 ... rxq=0,0,0"
+    stats, console = api.dpdk_testpmd(["-l", "0,1", "--vdev", f"net_pcap0,rx_pcap={port0},tx_pcap={tmp_path / 'p.pcap'}",
+                                       "--", "--no-flush-rx", "--forward-mode=io", "--port-topology=loop"])
+    assert stats["totals"]["tx"] == stats["totals"]["rx"] == 256 and console[0] == "Set io packet forwarding mode"

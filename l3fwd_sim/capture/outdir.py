@@ -11,6 +11,7 @@ the run created is removed again. Files whose names are not ours are never touch
 """
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
@@ -87,21 +88,9 @@ class OutputDir:
                 raise SimError(f"{target}: is a directory, so the outputs cannot replace it; nothing was changed")
         replaced = self.stage / ".replaced"
         replaced.mkdir()
-        moved, placed, name = [], [], ""
-        try:
-            for name in new + stale:
-                if os.path.lexists(self.path / name):
-                    os.rename(self.path / name, replaced / name)
-                    moved.append(name)
-            for name in new:
-                os.rename(self.stage / name, self.path / name)
-                placed.append(name)
-        except BaseException as err:
-            _undo([(self.path / n, self.stage / n) for n in placed] + [(replaced / n, self.path / n) for n in moved])
-            if isinstance(err, OSError):
-                raise SimError(f"{self.path / name}: cannot put the output in place: {err.strerror}; "
-                               "nothing was changed") from None
-            raise
+        swap_in([(self.stage / name, self.path / name) for name in new] + [(None, self.path / name) for name in stale],
+                lambda target: replaced / target.name)
+
 
     def discard(self) -> None:
         shutil.rmtree(self.stage, ignore_errors=True)
@@ -114,6 +103,65 @@ class OutputDir:
             except OSError:
                 break
 
+
+def swap_in(placements: list[tuple[Path | None, Path]], aside) -> list[Path]:
+    """Put a set of files in place, all or nothing: every existing target is renamed to
+    ``aside(target)`` (same file system), then every new file renamed onto its target
+    (``None``: the target only goes). A failure — a full disk, a signal — renames back
+    what was moved and ends in one line; the previous files are then where they were.
+    Returns the moved-aside paths, for the caller to remove."""
+    moved, placed, target = [], [], Path()
+    try:
+        for _, target in placements:
+            if os.path.lexists(target):
+                os.rename(target, aside(target))
+                moved.append(target)
+        for new, target in placements:
+            if new is not None:
+                os.rename(new, target)
+                placed.append((new, target))
+    except BaseException as err:
+        _undo([(t, n) for n, t in placed] + [(aside(t), t) for t in moved])
+        if isinstance(err, OSError):
+            raise SimError(f"{target}: cannot put the output in place: {err.strerror}; nothing was changed") from None
+        raise
+    return [aside(t) for t in moved]
+
+
+def publish_files(files: dict[Path, Path]) -> None:
+    """Put each staged file (key) at its target path (value), as one all-or-nothing set
+    whose targets may lie in several directories (``dpdk-l3fwd``'s ``tx_pcap`` files).
+    Each staged file is first moved (or, across file systems, copied) beside its target
+    under a hidden name, so that the final renames cannot fail for lack of space."""
+    token = f".l3fwd-sim.{os.getpid()}"
+    beside: list[tuple[Path, Path]] = []
+    try:
+        for staged, target in files.items():
+            if target.is_dir() and not target.is_symlink():
+                raise SimError(f"{target}: is a directory, so the output cannot replace it; nothing was changed")
+            near = target.parent / f".{target.name}{token}.new"
+            with naming(target, "cannot write the output"):
+                try:
+                    os.rename(staged, near)
+                except OSError as err:
+                    if err.errno != errno.EXDEV:
+                        raise
+                    shutil.copyfile(staged, near)
+            beside.append((near, target))
+        old = swap_in(beside, lambda target: target.parent / f".{target.name}{token}.old")
+    except BaseException:
+        for near, _ in beside:
+            remove_quietly(near)
+        raise
+    for path in old:
+        remove_quietly(path)
+
+
+def remove_quietly(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 def _make_directory(path: Path) -> list[Path]:
     """Create ``path`` and missing parents; the ones created, deepest first."""

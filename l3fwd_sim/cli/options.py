@@ -12,6 +12,8 @@ from ..capture.location import as_location
 from ..capture.writers import OUTPUT_FORMATS
 from ..dataplane.stats import format_table
 from ..errors import SimError
+from ..l3fwd.args import (EVENT_MODE, choose_lookup, parse_link_speed, parse_mbcache, parse_mode,
+                          parse_queue_size)
 from ..numbers import parse_int
 
 
@@ -69,11 +71,64 @@ def progress_printer(quiet: bool):
 
 
 def lookup_method(lookup: str | None, lpm_flag: bool, em_flag: bool) -> str:
-    """``--lookup``, ``-L`` or ``-E`` (default lpm); naming two methods is an error."""
-    chosen = {mode for mode, given in (("lpm", lpm_flag), ("em", em_flag), (lookup, lookup)) if given}
-    if len(chosen) > 1:
-        raise SimError("-L, -E and --lookup select one lookup method each; give only one (as in l3fwd)")
-    return chosen.pop() if chosen else "lpm"
+    """``--lookup``, ``-L`` or ``-E`` (default lpm); naming two is an error, as in l3fwd."""
+    chosen = None
+    for mode, given in (("lpm", lpm_flag), ("em", em_flag), (lookup, lookup is not None)):
+        if given:
+            chosen = choose_lookup(chosen, mode)
+    return chosen or "lpm"
+
+
+# l3fwd's options that change nothing on pcap files, or that are checked only: (flag?, help)
+_APP_OPTIONS = {
+    "-P": (True, "Promiscuous mode (no effect: a pcap port receives every frame)."),
+    "--parse-ptype": (True, "Software packet-type parsing (run's ports always parse; needed by dpdk-l3fwd's "
+                            "net_pcap vdevs)."),
+    "--relax-rx-offload": (True, "Drop RX offloads the port lacks (needed by dpdk-l3fwd's net_pcap vdevs)."),
+    "--no-numa": (True, "Disable NUMA awareness (no effect)."),
+    "--per-port-pool": (True, "One mbuf pool per port (no effect)."),
+    "--disable-rss": (True, "RSS off: a port's whole capture goes to its RX queue 0."),
+    "--rx-queue-size": (False, "RX descriptors, 1..65535 (checked; no effect: net_pcap never overruns)."),
+    "--tx-queue-size": (False, "TX descriptors, 1..65535 (checked; no effect)."),
+    "--mbcache": (False, "Mempool cache size, at most 512 (checked; no effect)."),
+    "--hash-entry-num": (False, "Ignored, as l3fwd ignores it since v23.03."),
+    "--eth-link-speed": (False, "Forced link speed; 10 and 100 are refused, as l3fwd does (else no effect)."),
+    "--mode": (False, "poll (modelled); eventdev is refused."),
+    "--eventq-sched": (False, "Event mode only: refused."),
+    "--event-eth-rxqs": (False, "Event mode only: refused."),
+    "--event-vector": (True, "Event mode only: refused."),
+    "--event-vector-size": (False, "Event mode only: refused."),
+    "--event-vector-tmo": (False, "Event mode only: refused."),
+}
+
+
+def _param(option: str) -> str:
+    return {"-P": "promiscuous"}.get(option, option.lstrip("-").replace("-", "_"))
+
+
+def l3fwd_app_options(command):
+    """Add the dpdk-l3fwd options above to ``command`` (as ``**app`` keyword arguments)."""
+    for option, (flag, text) in reversed(_APP_OPTIONS.items()):
+        command = click.option(option, _param(option), is_flag=flag, default=False if flag else None,
+                               help=text)(command)
+    return command
+
+
+def check_app_options(app: dict) -> list[str]:
+    """l3fwd's checks of those options; the notes it prints."""
+    for option in _APP_OPTIONS:
+        if option.startswith("--event") and app[_param(option)]:
+            raise SimError(f"{option}: {EVENT_MODE}")
+    for option in ("--rx-queue-size", "--tx-queue-size"):
+        if app[_param(option)] is not None:
+            parse_queue_size(app[_param(option)], option)
+    if app["mbcache"] is not None:
+        parse_mbcache(app["mbcache"])
+    if app["eth_link_speed"] is not None:
+        parse_link_speed(app["eth_link_speed"])
+    if app["mode"] is not None:
+        parse_mode(app["mode"])
+    return ["Hash entry number will be ignored"] if app["hash_entry_num"] is not None else []
 
 
 def output_format_option(auto: str):

@@ -10,7 +10,9 @@ from ..dataplane.ports import parse_port_mac, parse_portmask
 from ..dataplane.rss import parse_rss_key
 from ..errors import SimError
 from ..l3fwd.run import LOOKUPS, PIPELINES, RunOptions, run
-from .options import INPUTS_AUTO, OUTPUT_DIR, lookup_method, output_format_option, print_stats, progress_printer
+from ..l3fwd.args import DEFAULT_PKT_BURST, parse_pkt_burst
+from .options import (INPUTS_AUTO, OUTPUT_DIR, check_app_options, l3fwd_app_options, lookup_method,
+                      output_format_option, print_stats, progress_printer)
 
 
 def trace_count(text: str | None) -> int | str | None:
@@ -27,7 +29,7 @@ def trace_count(text: str | None) -> int | str | None:
 @click.option("-o", "--output", "outdir", required=True, type=OUTPUT_DIR,
               help="Output directory: port<N>.pcap per enabled port, stats.json.")
 @click.option("-p", "--portmask", help="Hex mask of enabled ports (default: ports with an input).")
-@click.option("--lookup", type=click.Choice(LOOKUPS), help="Lookup method (default lpm; acl needs both rule files).")
+@click.option("--lookup", metavar="|".join(LOOKUPS), help="Lookup method (default lpm; acl needs both rule files).")
 @click.option("-L", "lpm_flag", is_flag=True, help="Same as --lookup lpm (legacy l3fwd flag).")
 @click.option("-E", "em_flag", is_flag=True, help="Same as --lookup em (legacy l3fwd flag).")
 @click.option("--ipv6", is_flag=True, help="l3fwd's --ipv6: EM installs the IPv6 flows instead of the IPv4 ones.")
@@ -41,8 +43,10 @@ def trace_count(text: str | None) -> int | str | None:
               help="Destination MAC for packets sent out of PORT (default 02:00:00:00:00:PORT).")
 @click.option("--port-mac", "port_mac", multiple=True, metavar="PORT,MAC",
               help="MAC address of PORT, written as source MAC (default 02:70:63:61:70:PORT).")
-@click.option("--rx-burst", type=int, default=32, show_default=True, help="Packets per rx burst (1..512).")
-@click.option("--tx-burst", type=int, default=32, show_default=True, help="Direct-send threshold (1..512).")
+@click.option("--rx-burst", default="32", show_default=True,
+              help="Packets per rx burst (1..512; 0 or more than 512 keep 32, as l3fwd does).")
+@click.option("--tx-burst", default="32", show_default=True,
+              help="Direct-send threshold (1..512; 0 or more than 512 keep 32, as l3fwd does).")
 @click.option("--max-pkt-len", type=int, help="l3fwd's --max-pkt-len (64..9600); above 2048 l3fwd cannot start "
               "over net_pcap. Frames over 2048 bytes are dropped on receive either way.")
 @click.option("--alg", help="l3fwd's --alg: rte_acl's classify method (no effect on results).")
@@ -62,11 +66,18 @@ def trace_count(text: str | None) -> int | str | None:
 @output_format_option(INPUTS_AUTO)
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stats as JSON on stdout.")
+@l3fwd_app_options
 def command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipeline, rule_ipv4, rule_ipv6,
                 eth_dest, port_mac, rx_burst, tx_burst, max_pkt_len, alg, config, rss_key, reta_size, jobs, cluster,
-                trace, output_format, quiet, as_json):
+                trace, output_format, quiet, as_json, **app):
     """Forward INPUT pcaps (a directory of port<N>.pcap, or N=FILE) as dpdk-l3fwd would."""
     lookup = lookup_method(lookup, lpm_flag, em_flag)
+    notes = check_app_options(app)
+    rx_burst, rx_note = parse_pkt_burst(rx_burst, True, DEFAULT_PKT_BURST)
+    tx_burst, tx_note = parse_pkt_burst(tx_burst, False, DEFAULT_PKT_BURST)
+    for note in (*notes, rx_note, tx_note):
+        if note and not (quiet or as_json):
+            click.echo(f"l3fwd-sim: {note}", err=True)
     rx_queues = find_rx_queues(list(inputs))
     options = RunOptions(
         inputs={port: path for (port, queue), path in rx_queues.items() if queue is None},
@@ -91,6 +102,9 @@ def command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipeline,
         cluster=cluster,
         trace=trace_count(trace),
         output_format=output_format,
+        disable_rss=app["disable_rss"],
+        parse_ptype=app["parse_ptype"],
+        relax_rx_offload=app["relax_rx_offload"],
         progress=progress_printer(quiet or as_json),
         announce=None if quiet or as_json else lambda text: click.echo(f"l3fwd-sim: {text}", err=True),
     )

@@ -4,8 +4,9 @@
   queues in the order their tuples appear, one ``rx_burst`` each, round after round.
 * A port's queue ids must appear in order 0, 1, 2, … (``get_port_n_rx_queues``); its
   number of RX queues is its number of tuples.
-* The lcores of a run are exactly those named. Every enabled port gets one TX queue per
-  lcore, numbered in ascending lcore id; an lcore sends only on its own queue.
+* Every enabled port gets one TX queue per EAL lcore, numbered in ascending lcore id; an
+  lcore sends only on its own queue. ``run`` has no EAL: its lcores are exactly those
+  named; ``dpdk-l3fwd`` takes them from ``-l``/``--lcores``/``-c`` (eal/args.py).
 
 Without ``--config`` one lcore (0) polls queue 0 of every enabled port with an input, in
 ascending port order — what l3fwd-sim has always modelled.
@@ -71,7 +72,7 @@ def parse_config(text: str) -> list[RxQueue]:
 @dataclass
 class Lcores:
     """The lcores of a run: per lcore its RX queues in polling order and its TX queue id."""
-    rx: dict[int, list[RxQueue]]       # lcore id -> its queues, in --config order
+    rx: dict[int, list[RxQueue]]       # lcore id -> its queues, in --config order ([] for an idle lcore)
     queues: dict[int, int]             # port -> number of RX queues
 
     @property
@@ -79,29 +80,47 @@ class Lcores:
         return sorted(self.rx)
 
     def tx_queue(self, lcore: int) -> int:
-        """The TX queue ``lcore`` sends on, on every port: its rank among the lcores."""
+        """The TX queue ``lcore`` sends on, on every port: its rank among the enabled lcores."""
         return self.ids.index(lcore)
 
 
-def lcores_of(config: list[RxQueue], portmask: int) -> Lcores:
-    """``check_lcore_params``, ``check_port_config``, ``get_port_n_rx_queues`` and
-    ``init_lcore_rx_queues`` over ``config``: l3fwd's one-line errors, or the lcores."""
-    queues: dict[int, int] = {}
-    rx: dict[int, list[RxQueue]] = {}
+def lcores_of(config: list[RxQueue], portmask: int, enabled: list[int] | None = None,
+              ports: int | None = None) -> Lcores:
+    """``check_lcore_params``, ``init_lcore_rx_queues``, ``check_port_config`` and
+    ``get_port_n_rx_queues`` over ``config``, in l3fwd's order: l3fwd's one-line errors,
+    or the lcores. ``enabled``: the EAL's lcores (``-l``/``--lcores``/``-c``); every
+    one gets a TX queue on every port, idle or not (``nb_txq = rte_lcore_count()``).
+    None: the lcores ``config`` names. ``ports``: how many ports exist (the vdevs of a
+    verbatim command line); None: any."""
     for q in config:
         if q.queue >= MAX_RX_QUEUE_PER_PORT:
             raise SimError(f"--config: invalid queue number: {q.queue}")
-        if not portmask >> q.port & 1:
-            raise SimError(f"--config: port {q.port} is not enabled in port mask 0x{portmask:x}")
+        if enabled is not None and q.lcore not in enabled:
+            raise SimError(f"--config: error: lcore {q.lcore} is not enabled in lcore mask")
+    rx: dict[int, list[RxQueue]] = {lcore: [] for lcore in enabled or ()}
     for q in config:
-        if q.queue != queues.get(q.port, 0):
-            raise SimError(f"--config: queue ids of the port {q.port} must be in sequence and must start with 0 "
-                           f"(queue {q.queue} where {queues.get(q.port, 0)} was due)")
-        queues[q.port] = q.queue + 1
         if len(rx.setdefault(q.lcore, [])) >= MAX_RX_QUEUE_PER_LCORE:
             raise SimError(f"--config: error: too many queues ({len(rx[q.lcore]) + 1}) for lcore: {q.lcore}")
         rx[q.lcore].append(q)
+    for q in config:
+        if not portmask >> q.port & 1:
+            raise SimError(f"--config: port {q.port} is not enabled in port mask 0x{portmask:x}")
+        if ports is not None and q.port >= ports:
+            raise SimError(f"--config: port {q.port} is not present on the board ({ports} port"
+                           f"{'s' if ports != 1 else ''}: one per --vdev)")
+    queues: dict[int, int] = {}
+    for port in sorted({q.port for q in config}):       # per port, as the port loop sets them up
+        for q in config:
+            if q.port == port:
+                if q.queue != queues.get(port, 0):
+                    raise SimError(f"--config: queue ids of the port {port} must be in sequence and must start "
+                                   f"with 0 (queue {q.queue} where {queues.get(port, 0)} was due)")
+                queues[port] = q.queue + 1
     return Lcores(rx, queues)
+
+
+# l3fwd's own lcore_params_array_default: what dpdk-l3fwd polls when --config is not given
+L3FWD_DEFAULT_CONFIG = "(0,0,2),(0,1,2),(0,2,2),(1,0,2),(1,1,2),(1,2,2),(2,0,2),(3,0,3),(3,1,3)"
 
 
 def default_config(ports: list[int]) -> list[RxQueue]:

@@ -19,11 +19,9 @@ MBUF_DATA_ROOM = 2048
 def rx_queue_setup(max_rx_pkt_len: int) -> None:
     """net_pcap's check of the frame size a port is configured for."""
     if max_rx_pkt_len > MBUF_DATA_ROOM:
-        raise SimError(f"--max-pkt-len {max_rx_pkt_len}: RX queue setup fails, as in dpdk-l3fwd: its mbufs hold "
-                       f"{MBUF_DATA_ROOM} bytes and it never enables RX scatter, so net_pcap refuses larger frames "
-                       f"(\"Rx scatter is disabled and RxQ mbuf pool object size is too small (buf_size="
-                       f"{MBUF_DATA_ROOM}, max_rx_pkt_len={max_rx_pkt_len})\"); frames over {MBUF_DATA_ROOM} bytes "
-                       "are dropped on receive whatever the option says")
+        raise SimError(f"--max-pkt-len {max_rx_pkt_len}: RX queue setup fails (l3fwd's mbufs hold {MBUF_DATA_ROOM} "
+                       f"bytes, no RX scatter): Rx scatter is disabled and RxQ mbuf pool object size is too small "
+                       f"(buf_size={MBUF_DATA_ROOM}, max_rx_pkt_len={max_rx_pkt_len})")
 
 
 def oversize(caplen: np.ndarray) -> np.ndarray:

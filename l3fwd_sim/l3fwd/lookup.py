@@ -23,7 +23,7 @@ from ..dataplane.ports import MAX_PORTS, PortConfig
 from ..errors import SimError
 from . import acl, em
 from .keys import ADDRESS_BYTES, DESTINATION_AT, FIVE_TUPLE_AT, ParsedKey, key_text, parse_key
-from .routing import AclRoutes, EmRoutes, LpmRoutes, load_routes, rule_files
+from .routing import MISSING_RULE_FILES, AclRoutes, EmRoutes, LpmRoutes, load_routes, rule_files
 
 ALL_PORTS = (1 << MAX_PORTS) - 1      # the default portmask: every port, so no route is left out
 FORWARD = "forward"
@@ -169,6 +169,8 @@ def lookup(options: LookupOptions) -> dict:
     warnings: list[str] = []
     routes = load_routes(options.lookup, PortConfig(portmask), options.rule_ipv4, options.rule_ipv6,
                          options.ipv6, warnings)
+    if not (options.rule_ipv4 or options.rule_ipv6) and MISSING_RULE_FILES in warnings:
+        warnings.remove(MISSING_RULE_FILES)     # the defaults asked for: l3fwd's console note would be noise here
     unfiltered = None if portmask == ALL_PORTS or options.lookup == "acl" else \
         load_routes(options.lookup, PortConfig(ALL_PORTS), options.rule_ipv4, options.rule_ipv6, options.ipv6, [])
     decide = DECIDE[options.lookup]

@@ -2,7 +2,7 @@
 ``setup_acl``).
 
 Rule files are used only when both ``--rule_ipv4`` and ``--rule_ipv6`` are given;
-otherwise l3fwd warns "Missing 1 or more rule files, using default instead" and installs
+otherwise l3fwd says "Missing 1 or more rule files, using default instead" and installs
 its built-in tables (shipped here as ``routes/*.cfg``). Routes whose output port is not
 in the portmask are not installed (``(1 << if_out) & enabled_port_mask``); routes to
 ports >= 32 are not installed either (the C shift is undefined there), which is why
@@ -29,14 +29,16 @@ DEFAULT_ROUTES = Path(__file__).parent / "routes"
 MAX_ACL_RULE_NUM = 100_000       # l3fwd_acl.h: rules (deny and route) per ACL context
 
 
+MISSING_RULE_FILES = "Missing 1 or more rule files, using default instead"
+
+
 def rule_files(kind: str, rule_ipv4: Path | None, rule_ipv6: Path | None,
                warnings: list[str]) -> tuple[Path, Path]:
-    """The (IPv4, IPv6) rule files l3fwd would use for ``kind`` ("lpm" or "em")."""
+    """The (IPv4, IPv6) rule files l3fwd would use for ``kind`` ("lpm" or "em"): both
+    given, or else its built-in tables, with its message (``read_config_files_lpm``)."""
     if rule_ipv4 and rule_ipv6:
         return Path(rule_ipv4), Path(rule_ipv6)
-    if rule_ipv4 or rule_ipv6:
-        warnings.append("Missing 1 or more rule files, using default instead (as dpdk-l3fwd does: "
-                        "give both --rule_ipv4 and --rule_ipv6)")
+    warnings.append(MISSING_RULE_FILES)
     return DEFAULT_ROUTES / f"{kind}_default_v4.cfg", DEFAULT_ROUTES / f"{kind}_default_v6.cfg"
 
 
@@ -136,8 +138,9 @@ def _acl_routes(ports: PortConfig, rule_ipv4: Path | None, rule_ipv6: Path | Non
     """``read_config_files_acl`` + ``setup_acl``: both rule files are required, and every
     route line's port must be enabled (``acl_add_rules``: "fwd number illegal")."""
     if not (rule_ipv4 and rule_ipv6):
-        raise SimError("--lookup acl needs both --rule_ipv4 and --rule_ipv6: dpdk-l3fwd has no default ACL "
-                       "rules and refuses to start without them")
+        missing = "IPv4" if not rule_ipv4 else "IPv6"
+        raise SimError(f"--lookup acl needs both --rule_ipv4 and --rule_ipv6: {missing} rule file not specified "
+                       "(dpdk-l3fwd has no default ACL rules and refuses to start without them)")
     rules = parse_acl_rules(Path(rule_ipv4), 4), parse_acl_rules(Path(rule_ipv6), 6)
     for path, family_rules in zip((rule_ipv4, rule_ipv6), rules):
         if len(family_rules) > MAX_ACL_RULE_NUM:

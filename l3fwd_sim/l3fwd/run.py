@@ -28,6 +28,7 @@ from ..dataplane.rss import DEFAULT_KEY, RETA_SIZES, RssShare, rss_shares
 from ..dataplane.rx import rx_queue_setup
 from ..dataplane.stats import RunStats, write_json_atomic
 from ..dataplane.tx import TxModel, account_multi, account_simple
+from ..eal.net_pcap import PcapVdev, check_ptype
 from ..errors import SimError
 from . import compiled_path, multi, simple
 from .acl import account_acl
@@ -66,6 +67,12 @@ class RunOptions(PortInputs):
     progress: Callable[[int, int], None] | None = None   # called with (bytes read, total bytes)
     announce: Callable[[str], None] | None = None        # one-line notices while running (the Dask dashboard)
     output_format: str = "auto"          # pcap, pcapng, or auto: pcapng when every input is pcapng
+    nanosecond: bool | None = None       # time stamps of pcap outputs: None = nanoseconds when an input has them
+    disable_rss: bool = False            # l3fwd's --disable-rss: a port's whole capture goes to its RX queue 0
+    parse_ptype: bool = False            # l3fwd's --parse-ptype, --relax-rx-offload: what net_pcap vdevs need
+    relax_rx_offload: bool = False       # (run's own ports report packet types and take any offload)
+    lcore_mask: list[int] | None = None  # the EAL's lcores (-l/--lcores/-c), each with a TX queue; None: --config's
+    vdevs: list[PcapVdev] | None = None  # ports from a verbatim command line: configured and started as l3fwd does
 
 
 def _validate(opt: RunOptions) -> tuple[int, dict[int, Path], list[str]]:
@@ -78,7 +85,6 @@ def _validate(opt: RunOptions) -> tuple[int, dict[int, Path], list[str]]:
         if not MIN_PKT_LEN <= opt.max_pkt_len <= MAX_JUMBO_PKT_LEN:     # config_port_max_pkt_len
             raise SimError(f"--max-pkt-len {opt.max_pkt_len}: Invalid max packet length (dpdk-l3fwd takes "
                            f"{MIN_PKT_LEN}..{MAX_JUMBO_PKT_LEN})")
-        rx_queue_setup(opt.max_pkt_len)
     if opt.reta_size not in RETA_SIZES:
         raise SimError(f"--reta-size {opt.reta_size}: choose one of {', '.join(map(str, RETA_SIZES))}")
     if opt.alg is not None and opt.alg not in ACL_ALGS:
@@ -101,7 +107,7 @@ def _validate(opt: RunOptions) -> tuple[int, dict[int, Path], list[str]]:
     inputs = {p: f for p, f in opt.inputs.items() if p in enabled}
     notes = [f"{f}: port {p} is not in portmask 0x{opt.portmask:x}, so nothing is received from it"
              for p, f in sorted(opt.inputs.items()) if p not in enabled]
-    if not enabled:
+    if not enabled and opt.vdevs is None:       # a verbatim command line may have tx_pcap ports only
         raise SimError("no input given" if opt.portmask is None else f"no input on a port of portmask 0x{opt.portmask:x}")
     return run_portmask(opt.portmask, dict.fromkeys(enabled)), inputs, notes
 
@@ -124,6 +130,7 @@ class _Forward:
             setup = Forwarding(ports, opt.lookup, load_routes(opt.lookup, ports, opt.rule_ipv4, opt.rule_ipv6,
                                                               opt.ipv6, []))
         self._setup, self._forward = setup, pipeline(opt.pipeline)
+        self.portmask, self.routes = portmask, setup.routes
 
     def compiled(self, trace_tables: tuple[str, ...] | None = None) -> tuple:
         """The pipeline's compiled twin as ``lcore.c`` runs it; when tracing, with the
@@ -155,8 +162,14 @@ def run(opt: RunOptions) -> dict:
     started = time.perf_counter()
     portmask, inputs, notes = _validate(opt)
     queue_inputs = {(int(p), int(q)): as_location(f) for (p, q), f in opt.queue_inputs.items() if portmask >> int(p) & 1}
+    ports = PortConfig(portmask, opt.eth_dest, opt.port_mac)
+    warnings: list[str] = []
+    tables_started = time.perf_counter()          # l3fwd reads its rule files first of all (read_config_files)
+    routes = load_routes(opt.lookup, ports, opt.rule_ipv4, opt.rule_ipv6, opt.ipv6, warnings)
+    tables_time = time.perf_counter() - tables_started
     config = parse_config(opt.config) if opt.config else default_config(sorted({*inputs, *(p for p, _ in queue_inputs)}))
-    lcores = lcores_of(config, portmask)
+    lcores = lcores_of(config, portmask, opt.lcore_mask, None if opt.vdevs is None else len(opt.vdevs))
+    _setup_ports(opt, lcores, portmask)
     if opt.cluster is not None and any(lcores.queues.get(port, 0) > 1 for port in inputs):
         raise SimError("--cluster: a port's capture spread over several RX queues by RSS cannot be cut into chunks "
                        "(where a queue's k-th record is takes hashing every record before it); give each RX queue "
@@ -164,24 +177,40 @@ def run(opt: RunOptions) -> dict:
     with _rx_sources(lcores, inputs, queue_inputs, notes, opt) as (sources, labels, captures):
         with compiled.for_inputs(captures.input_bytes), \
                 OutputDir(opt.outdir, [*inputs.values(), *queue_inputs.values()]) as out:
-            result = _run_lcores(opt, out, started, portmask, lcores, sources, labels, notes, captures)
+            forward = _Forward(opt, portmask, Forwarding(ports, opt.lookup, routes))
+            result = _run_lcores(opt, out, started, forward, lcores, sources, labels, [*warnings, *notes],
+                                 captures, tables_time)
             out.publish()
     return result
 
 
-def _run_lcores(opt: RunOptions, out: OutputDir, started: float, portmask: int, lcores: Lcores, sources: dict,
-                labels: dict, notes: list, captures: OpenCaptures) -> dict:
+def _setup_ports(opt: RunOptions, lcores: Lcores, portmask: int) -> None:
+    """l3fwd's port set-up and start (``l3fwd_poll_resource_setup``, ``prepare_ptype_parser``),
+    in its order: with vdevs, each enabled port is configured with its RX queues and one TX
+    queue per lcore; then the RX queues are set up (``--max-pkt-len`` over net_pcap); then
+    each polled port must parse packet types."""
+    if opt.vdevs is not None:
+        for port in ports_of(portmask):
+            if port < len(opt.vdevs):               # RTE_ETH_FOREACH_DEV: a mask bit without a port is skipped
+                opt.vdevs[port].configure(port, lcores.queues.get(port, 0), len(lcores.ids), opt.relax_rx_offload)
+    if opt.max_pkt_len is not None and lcores.queues:
+        rx_queue_setup(opt.max_pkt_len)
+    if opt.vdevs is not None:
+        for lcore in lcores.ids:
+            for q in lcores.rx[lcore]:
+                check_ptype(q.port, opt.parse_ptype)
+
+
+def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forward", lcores: Lcores,
+                sources: dict, labels: dict, notes: list, captures: OpenCaptures, tables_time: float) -> dict:
     """The run proper, every output written into ``out.stage``."""
     outdir = out.stage
-    ports = PortConfig(portmask, opt.eth_dest, opt.port_mac)
+    portmask, routes = forward.portmask, forward.routes
     tx_ports = ports_of(portmask)
     stats = RunStats(sorted({port for port, _ in sources}), tx_ports, DROP_REASONS)
     stats.warnings.extend(notes)
-    tables_started = time.perf_counter()
-    routes = load_routes(opt.lookup, ports, opt.rule_ipv4, opt.rule_ipv6, opt.ipv6, stats.warnings)
-    stats.add_setup_time("tables", time.perf_counter() - tables_started)
-    forward = _Forward(opt, portmask, Forwarding(ports, opt.lookup, routes))
-    nanosecond = captures.nanosecond
+    stats.add_setup_time("tables", tables_time)
+    nanosecond = captures.nanosecond if opt.nanosecond is None else opt.nanosecond
     fmt = output_format(opt.output_format, captures.file_formats)     # a format's name is its files' suffix
     several = len(lcores.ids) > 1
     # each lcore's queues that have a capture, in its polling order
@@ -261,7 +290,7 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, portmask: int, 
     stats.options = {"portmask": f"0x{portmask:x}", "lookup": opt.lookup, "ipv6": opt.ipv6,
                      "max_pkt_len": opt.max_pkt_len, "alg": opt.alg, "config": opt.config,
                      "pipeline": opt.pipeline, "output_format": fmt,
-                     "rx_burst": opt.rx_burst, "tx_burst": opt.tx_burst,
+                     "rx_burst": opt.rx_burst, "tx_burst": opt.tx_burst, "disable_rss": opt.disable_rss,
                      "routes_installed": routes.installed,
                      "inputs": {f"{p}" if lcores.queues[p] == 1 else f"{p}.{q}": labels[p, q]
                                 for p, q in sorted(sources)}}
@@ -294,7 +323,7 @@ def _tx_position(positions: dict, lcores: Lcores):
 def _rx_sources(lcores: Lcores, inputs: dict[int, Path], queue_inputs: dict[tuple[int, int], Path],
                 notes: list[str], opt: RunOptions):
     """What each configured RX queue reads: its own file; the port's whole capture when
-    the port has one queue; with several, its RSS share of the port's capture
+    the port has one queue (or, with ``--disable-rss``, its queue 0); with several, its RSS share of the port's capture
     (:class:`~l3fwd_sim.dataplane.rss.RssShare`: each queue reads the capture itself). A
     queue without a capture receives nothing. Every capture read is opened once, first
     of all (``OpenCaptures``)."""
@@ -310,8 +339,9 @@ def _rx_sources(lcores: Lcores, inputs: dict[int, Path], queue_inputs: dict[tupl
             notes.append(f"{path}: RX queue {queue} of port {port} is not in --config, so nothing is received from it")
         else:
             own[port, queue] = path
-    for port, path in whole.items():
-        if lcores.queues[port] > 1 and not identity(path)[1]:
+    spread = {port: path for port, path in whole.items() if lcores.queues[port] > 1 and not opt.disable_rss}
+    for port, path in spread.items():
+        if not identity(path)[1]:
             raise SimError(f"{path}: not a regular file (a pipe?); the {lcores.queues[port]} RX queues of port {port} "
                            "each read it (RSS): give a file")
     reopen = "--cluster" if opt.cluster is not None else "--jobs N" if opt.jobs > 1 else None
@@ -319,12 +349,12 @@ def _rx_sources(lcores: Lcores, inputs: dict[int, Path], queue_inputs: dict[tupl
     sources: dict[tuple[int, int], Path | RssShare] = {}
     try:
         for port, path in whole.items():
-            queues = lcores.queues[port]
-            if queues == 1:
-                sources[port, 0] = path
-            else:
-                shares = rss_shares(path, queues, opt.lookup == "acl", opt.rss_key, opt.reta_size, captures)
+            if port in spread:
+                shares = rss_shares(path, lcores.queues[port], opt.lookup == "acl", opt.rss_key, opt.reta_size,
+                                    captures)
                 sources.update({(port, share.queue): share for share in shares})
+            else:                                     # one queue, or RSS off (mq_mode NONE): queue 0 gets all
+                sources[port, 0] = path
         sources.update(own)
         yield sources, {key: str(source) for key, source in sources.items()}, captures
     finally:

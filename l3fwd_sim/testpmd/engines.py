@@ -22,6 +22,8 @@ DROP_REASONS = (
     "arp_unsupported",        # icmpecho: ARP that is not Ethernet/IPv4 (hrd 1, pro 0x0800, hln 6, pln 4)
     "arp_not_request",        # icmpecho: Ethernet/IPv4 ARP with an opcode other than request (1)
     "not_icmp_echo_request",  # icmpecho: IPv4 that is not ICMP type 8 code 0
+    "rxonly",                 # rxonly: received and freed, as that engine does with every packet
+    "rx_flushed",             # drained by flush_fwd_rx_queues before forwarding started (no --no-flush-rx)
 )
 CODE = {name: i + 1 for i, name in enumerate(DROP_REASONS)}
 
@@ -52,6 +54,11 @@ def swap_macs(frames: np.ndarray, rows=slice(None)) -> None:
 
 def truncated_below(caplen: np.ndarray, length: int) -> np.ndarray:
     return np.where(caplen < length, CODE["truncated"], 0).astype(np.uint8)
+
+
+def rx_only(batch: PacketBatch, dest: np.ndarray, ports: PortConfig) -> np.ndarray:
+    """rxonly.c ``pkt_burst_receive``: every packet is freed (``rte_pktmbuf_free_bulk``)."""
+    return np.full(len(batch), CODE["rxonly"], np.uint8)
 
 
 def io_forward(batch: PacketBatch, dest: np.ndarray, ports: PortConfig) -> np.ndarray:

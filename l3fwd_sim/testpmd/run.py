@@ -28,6 +28,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from .. import compiled
+from ..capture.location import Location
 from ..dataplane.inputs import PortInputs
 from ..capture.offline import OpenCaptures
 from ..capture.outdir import OutputDir
@@ -36,7 +37,7 @@ from ..dataplane.lcore import Lcore, forward_all
 from ..dataplane.ports import MAX_PORTS, PortConfig, ports_of, run_portmask
 from ..dataplane.stats import RunStats, write_json_atomic
 from ..errors import SimError
-from .engines import DROP_REASONS, io_forward, mac_forward, mac_swap
+from .engines import CODE, DROP_REASONS, io_forward, mac_forward, mac_swap, rx_only
 from .five_tuple_swap import five_tuple_swap
 from .icmpecho import icmp_echo
 
@@ -55,6 +56,7 @@ ENGINES = {
     "macswap": Engine(mac_swap, True),
     "5tswap": Engine(five_tuple_swap, True),
     "icmpecho": Engine(icmp_echo, False),
+    "rxonly": Engine(rx_only, True),
 }
 FORWARD_MODES = tuple(ENGINES)
 
@@ -71,6 +73,11 @@ class TestpmdOptions(PortInputs):
     chunk_packets: int = 65536           # super-burst size: a speed knob, never changes output
     progress: Callable[[int, int], None] | None = None
     output_format: str = "auto"          # pcap, pcapng, or auto: pcapng when every input is pcapng
+    queue_inputs: dict[tuple[int, int], Location] = field(default_factory=dict)   # (port, RX queue) -> capture
+    rxq: int = 1                         # --rxq, --txq: queues per port (with queue_inputs)
+    txq: int = 1
+    flush_rx: bool = False               # testpmd's default: every RX queue drained before forwarding
+    nanosecond: bool | None = None       # time stamps of pcap outputs: None = nanoseconds when an input has them
 
 
 def stream_tx_ports(fwd_ports: list[int], topology: str) -> dict[int, int]:
@@ -97,7 +104,21 @@ def _validate(opt: TestpmdOptions) -> int:
         raise SimError(f"--port-topology {opt.port_topology}: choose from {', '.join(TOPOLOGIES)}")
     if not 1 <= opt.burst <= MAX_PKT_BURST:
         raise SimError(f"--burst {opt.burst}: must be in 1..{MAX_PKT_BURST}")
+    if opt.forward_mode == "icmpecho" and opt.txq < opt.rxq:
+        raise SimError(f"--rxq {opt.rxq} --txq {opt.txq}: icmpecho replies on the RX queue's own TX queue "
+                       "(icmp_echo_config_setup), so it needs --txq >= --rxq")
+    if opt.queue_inputs:
+        return run_portmask(opt.portmask, {port: path for (port, _), path in opt.queue_inputs.items()})
     return run_portmask(opt.portmask, opt.inputs)
+
+
+def stream_queues(opt: TestpmdOptions, engine: Engine) -> list[int]:
+    """The RX queues the streams poll, each sending on the TX queue of the same number
+    (config.c): ``rss_fwd_config_setup`` when both --rxq and --txq exceed 1 (queues up to
+    the smaller count), icmpecho every RX queue, otherwise queue 0 (``simple_fwd_config_setup``)."""
+    if not engine.follows_topology:
+        return list(range(opt.rxq))
+    return list(range(min(opt.rxq, opt.txq))) if opt.rxq > 1 and opt.txq > 1 else [0]
 
 
 def _mac_text(mac: bytes) -> str:
@@ -117,7 +138,7 @@ def testpmd_run(opt: TestpmdOptions) -> dict:
     route = np.full(MAX_PORTS, -1, np.int64)
     route[list(streams)] = list(streams.values())
     ports = PortConfig(portmask, opt.eth_peer, opt.port_mac)
-    stats = RunStats(sorted(opt.inputs), fwd_ports, DROP_REASONS)
+    stats = RunStats(sorted({*opt.inputs, *(p for p, _ in opt.queue_inputs)}), fwd_ports, DROP_REASONS)
     if topology == "paired" and len(fwd_ports) % 2:
         stats.warnings.append("port-topology=paired and odd forward ports number, "
                               f"the last port ({fwd_ports[-1]}) will pair with itself (as testpmd warns)")
@@ -130,14 +151,27 @@ def testpmd_run(opt: TestpmdOptions) -> dict:
             dest[reason != 0] = -1
         return dest, reason
 
-    captures = OpenCaptures(opt.inputs.values())
+    def flushed(batch, timer):
+        return np.full(len(batch), -1, np.int64), np.full(len(batch), CODE["rx_flushed"], np.uint8)
+
+    # per TX queue number, the captures its streams read and its files' names
+    if opt.queue_inputs:
+        polled = range(opt.rxq) if opt.flush_rx else stream_queues(opt, engine)
+        levels = [({p: f for (p, q), f in opt.queue_inputs.items() if q == queue and portmask >> p & 1},
+                   f"port{{port}}.q{queue}") for queue in polled]
+    else:
+        levels = [(opt.inputs, "port{port}")]
+    inputs = [path for level, _ in levels for path in level.values()]
+    captures = OpenCaptures(inputs)
     try:
-        with compiled.for_inputs(captures.input_bytes), OutputDir(opt.outdir, opt.inputs.values()) as out:
+        with compiled.for_inputs(captures.input_bytes), OutputDir(opt.outdir, inputs) as out:
             fmt = output_format(opt.output_format, captures.file_formats)
-            lcore = Lcore(sorted(opt.inputs.items()), opt.burst, forward, fwd_ports, captures.nanosecond,
-                          chunk_packets=opt.chunk_packets, progress=opt.progress, captures=captures,
-                          output_name=f"port{{port}}.{fmt}", output_format=fmt)
-            forward_all(lcore, out.stage, stats)
+            nanosecond = captures.nanosecond if opt.nanosecond is None else opt.nanosecond
+            for level, name in levels:
+                lcore = Lcore(sorted(level.items()), opt.burst, flushed if opt.flush_rx else forward, fwd_ports,
+                              nanosecond, chunk_packets=opt.chunk_packets, progress=opt.progress,
+                              captures=captures, output_name=f"{name}.{fmt}", output_format=fmt)
+                forward_all(lcore, out.stage, stats)
             result = _finish(opt, stats, started, portmask, streams, fmt)
             write_json_atomic(out.stage / "stats.json", result)
             out.publish()

@@ -643,7 +643,7 @@ def test_ctrl_c_exits_130_and_leaves_no_output(tmp_path):
     from bench_run import make_inputs
     indir, out = tmp_path / "in", tmp_path / "out"
     indir.mkdir()
-    make_inputs(indir, 600_000, ports=2)
+    make_inputs(indir, 3_000_000, ports=2)      # ~1 s of forwarding on the simple path's compiled twin
     proc = subprocess.Popen([str(CONSOLE), "run", str(indir), "-o", str(out), "--pipeline", "simple"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60

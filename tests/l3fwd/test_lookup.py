@@ -451,8 +451,8 @@ def test_cli_json(cli, tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["300.1.1.1"], "l3fwd-sim: lookup key '300.1.1.1': not an IPv4 or IPv6 address"),
     (["-E", "198.18.0.1"], "l3fwd-sim: lookup key '198.18.0.1': --lookup em needs a 5-tuple like"),
-    (["-L", "-E", "1.1.1.1"], "l3fwd-sim: -L, -E and --lookup select one lookup method each"),
-    (["-E", "--lookup", "fib", "1.1.1.1"], "l3fwd-sim: -L, -E and --lookup select one lookup method each"),
+    (["-L", "-E", "1.1.1.1"], "l3fwd-sim: Only one lookup mode is allowed at a time! (-E, -L, --lookup)"),
+    (["-E", "--lookup", "fib", "1.1.1.1"], "l3fwd-sim: Only one lookup mode is allowed at a time! (-E, -L, --lookup)"),
     (["--lookup", "acl", "udp 1.1.1.1:1 > 2.2.2.2:2"], "l3fwd-sim: --lookup acl needs both"),
     (["-p", "0x0", "1.1.1.1"], "l3fwd-sim: invalid portmask '0x0'"),
     (["-p", "0x3", "--port", "4", "1.1.1.1"], "l3fwd-sim: --port 4 is not in portmask 0x3"),

@@ -244,8 +244,12 @@ def oracle_icmpecho(frame, tx, macs=None):
     return bytes(reply), None, l3_at + 24
 
 
+def oracle_rxonly(frame, tx):
+    return None, "rxonly", 0                       # received and freed, whatever it holds
+
+
 ORACLES = {"io": oracle_io, "mac": oracle_mac, "macswap": oracle_macswap, "5tswap": oracle_5tswap,
-           "icmpecho": oracle_icmpecho}
+           "icmpecho": oracle_icmpecho, "rxonly": oracle_rxonly}
 
 
 def paired(ports):

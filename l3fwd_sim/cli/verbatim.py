@@ -1,0 +1,31 @@
+"""What ``dpdk-l3fwd`` and ``dpdk-testpmd`` share: a command whose arguments are a real
+DPDK command line, word for word, and how its results are printed."""
+from __future__ import annotations
+
+import click
+
+from ..dataplane.stats import format_table
+
+
+class VerbatimCommand(click.Command):
+    """Takes every word as given: click would otherwise eat the ``--`` between the EAL
+    and application options, and read ``-p``, ``-l`` or ``--help`` itself. Only a lone
+    ``--help`` asks for this command's help."""
+
+    def parse_args(self, ctx, args):
+        if args == ["--help"]:
+            click.echo(ctx.get_help())
+            ctx.exit()
+        ctx.params["argv"] = list(args)
+        return []
+
+
+def print_launch(console: list[str], stats: dict, hidden: tuple[str, ...] = ()) -> None:
+    """The application's console lines, the warnings on stderr (but ``hidden``: those the
+    console already says), then the summary table."""
+    for line in console:
+        click.echo(line)
+    for warning in stats["warnings"]:
+        if warning not in hidden:
+            click.echo(f"l3fwd-sim: warning: {warning}", err=True)
+    click.echo(format_table({**stats, "warnings": []}))

@@ -1,0 +1,166 @@
+"""net_pcap vdevs: ``--vdev 'net_pcapN,rx_pcap=FILE,...,tx_pcap=FILE,...'``
+(``drivers/net/pcap/pcap_ethdev.c``, v26.07; real_command_lines.md, lcores_and_queues.md).
+
+* Each ``rx_pcap`` is one RX queue and each ``tx_pcap`` one TX queue, in the order written;
+  the counts may differ. At most 16 each (``RTE_PMD_PCAP_MAX_QUEUES``).
+* A vdev with only ``tx_pcap`` gets one dummy RX queue per TX queue (never a packet); one
+  with only ``rx_pcap`` one TX queue per RX queue that counts and drops.
+* The device reports exactly those queue counts (``max_rx_queues``/``max_tx_queues``),
+  no packet types, no RSS hash types, and RX offloads without checksums — hence
+  ``rte_eth_dev_configure`` fails for more queues than files, and l3fwd needs
+  ``--parse-ptype`` and ``--relax-rx-offload``.
+* TX writes nanosecond pcaps (``pcap_open_dead_with_tstamp_precision``); every tx file
+  is created when the device is probed, so a queue no one sends on leaves an empty pcap.
+* Live interfaces (``iface``, ``rx_iface``, ``rx_iface_in``, ``tx_iface``) and
+  ``infinite_rx`` have no meaning on files here: refused.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..capture.location import as_location, identity, is_url
+from ..capture.outdir import publish_files
+from ..capture.pcap import PcapWriter
+from ..errors import SimError
+from ..numbers import brief
+
+MAX_QUEUES = 16                                     # RTE_PMD_PCAP_MAX_QUEUES
+DRIVER_NAMES = ("net_pcap", "eth_pcap")              # the driver and its alias
+LIVE = ("iface", "rx_iface", "rx_iface_in", "tx_iface")
+FLAGS = ("phy_mac", "eof")                           # accepted, no effect on files
+CONFIGURE_EINVAL = -22
+
+
+@dataclass
+class PcapVdev:
+    """One ``--vdev net_pcap...``: a port, its RX and TX queue files in queue order."""
+    name: str
+    rx_pcap: list[str] = field(default_factory=list)
+    tx_pcap: list[str] = field(default_factory=list)
+
+    @property
+    def rx_queues(self) -> int:
+        """``max_rx_queues``: one per rx_pcap, or a dummy one per tx_pcap."""
+        return len(self.rx_pcap) or len(self.tx_pcap)
+
+    @property
+    def tx_queues(self) -> int:
+        """``max_tx_queues``: one per tx_pcap, or a dropping one per rx_pcap."""
+        return len(self.tx_pcap) or len(self.rx_pcap)
+
+    def probe(self) -> None:
+        """What ``pmd_pcap_probe`` checks of the files: every rx_pcap opens."""
+        for path in self.rx_pcap:
+            identity(as_location(path))
+
+    def configure(self, port: int, nb_rxq: int, nb_txq: int, relax_rx_offload: bool) -> None:
+        """``rte_eth_dev_configure`` as l3fwd calls it: l3fwd's message on failure."""
+        why = None
+        if not relax_rx_offload:
+            why = "l3fwd asks for RX checksum offload, which net_pcap lacks: add --relax-rx-offload"
+        elif nb_rxq > self.rx_queues:
+            why = f"{self.name} has {self.rx_queues} RX queue(s) (rx_pcap), --config gives port {port} {nb_rxq}"
+        elif nb_txq > self.tx_queues:
+            why = (f"{self.name} has {self.tx_queues} TX queue(s) (tx_pcap); l3fwd opens one per lcore: {nb_txq} "
+                   f"— give {nb_txq} tx_pcap")
+        if why:
+            raise SimError(f"Cannot configure device: err={CONFIGURE_EINVAL}, port={port} ({why})")
+
+
+def parse_vdev(text: str) -> PcapVdev:
+    """``--vdev`` as EAL and ``rte_kvargs`` read it: ``NAME[,key=value]...``."""
+    name, _, args = text.partition(",")
+    name = name.strip()
+    if not name.startswith(DRIVER_NAMES):
+        raise SimError(f"--vdev {brief(text)}: only net_pcap devices are modelled (ports read and write pcap "
+                       f"files); got {name!r}")
+    vdev = PcapVdev(name)
+    for pair in filter(None, args.split(",")):
+        key, eq, value = pair.partition("=")
+        key = key.strip()
+        if key in LIVE or key == "infinite_rx":
+            raise SimError(f"--vdev {name}: {key}= is not modelled (no live interfaces here: a port reads "
+                           "rx_pcap= files and writes tx_pcap= files, once through)")
+        if key == "snaplen":
+            raise SimError(f"--vdev {name}: snaplen= is not modelled (net_pcap's default 65535 is)")
+        if not eq and key not in FLAGS:
+            raise SimError(f"--vdev {name}: {brief(pair)} is not key=value")
+        if key == "rx_pcap":
+            vdev.rx_pcap.append(value)
+        elif key == "tx_pcap":
+            vdev.tx_pcap.append(value)
+        elif key not in FLAGS:
+            raise SimError(f"--vdev {name}: unknown argument {brief(key)} (net_pcap takes rx_pcap=, tx_pcap=)")
+        if not value and key in ("rx_pcap", "tx_pcap"):
+            raise SimError(f"--vdev {name}: {key}= names no file")
+    if not vdev.rx_pcap and not vdev.tx_pcap:
+        raise SimError(f"--vdev {name}: Error - No rx or tx queues provided")
+    for key, files in (("rx_pcap", vdev.rx_pcap), ("tx_pcap", vdev.tx_pcap)):
+        if len(files) > MAX_QUEUES:
+            raise SimError(f"--vdev {name}: {len(files)} {key} files; net_pcap takes at most {MAX_QUEUES}")
+    return vdev
+
+
+def check_ptype(port: int, parse_ptype: bool) -> None:
+    """l3fwd's ``prepare_ptype_parser``: net_pcap reports no packet types, so only the
+    software parser (``--parse-ptype``) lets l3fwd start."""
+    if not parse_ptype:
+        raise SimError(f"port {port} cannot parse packet type, please add --parse-ptype")
+
+
+class TxFiles:
+    """Every ``tx_pcap`` of a command line (and the stats file, if asked for): the outputs
+    of the run, written as one all-or-nothing set. Refused before anything runs: a file
+    named twice, a tx file that is also an rx_pcap (net_pcap would truncate the input
+    when it creates its outputs), a directory that does not exist."""
+
+    def __init__(self, vdevs: list[PcapVdev], stats_file: str | None = None):
+        self.queues = [(port, queue, Path(path)) for port, vdev in enumerate(vdevs)
+                       for queue, path in enumerate(vdev.tx_pcap)]
+        self.stats_file = Path(stats_file) if stats_file else None
+        targets = [path for _, _, path in self.queues] + ([self.stats_file] if self.stats_file else [])
+        if not targets:
+            raise SimError("no tx_pcap= in any --vdev and no L3FWD_SIM_STATS: this run would write nothing")
+        inputs = {identity(p)[0] for vdev in vdevs for p in vdev.rx_pcap if not is_url(p) and os.path.exists(p)}
+        seen: set[Path] = set()
+        for target in targets:
+            if is_url(str(target)) or target.resolve() in seen:
+                raise SimError(f"{target}: named as two outputs, or not a local file; each tx_pcap needs a file "
+                               "of its own")
+            seen.add(target.resolve())
+            if target.exists() and identity(target)[0] in inputs:
+                raise SimError(f"{target}: both an rx_pcap input and an output (net_pcap would truncate it first)")
+            if not target.parent.is_dir():
+                raise SimError(f"{target}: cannot create output: directory {target.parent} does not exist")
+        self.directory = targets[0].parent
+
+    @contextmanager
+    def scratch(self):
+        """A private directory beside the first output (same file system: the outputs are
+        renamed, not copied, into place), removed on the way out whatever happens."""
+        path = Path(tempfile.mkdtemp(prefix=".l3fwd-sim.", suffix=".vdev", dir=self.directory))
+        try:
+            yield path
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
+
+    def publish(self, sent: Callable[[int, int], Path], stats: Path, scratch: Path) -> None:
+        """Put in place what TX queue (port, queue) sent (``sent``: the run's file for it)
+        and the stats. A queue the run wrote nothing for (a port outside the portmask, a
+        queue no lcore sends on) becomes an empty pcap, as net_pcap leaves such a file."""
+        files = {}
+        for index, (port, queue, target) in enumerate(self.queues):
+            produced = sent(port, queue)
+            if not produced.exists():
+                produced = scratch / f"empty{index}.pcap"
+                PcapWriter(produced, nanosecond=True).commit()
+            files[produced] = target
+        if self.stats_file:
+            files[stats] = self.stats_file
+        publish_files(files)
