@@ -60,6 +60,11 @@ def parse_port_mac(text: str, option: str) -> tuple[int, bytes]:
             parse_mac(mac.strip(), f"{option} {brief(text)}"))
 
 
+def mac_text(mac: bytes) -> str:
+    """``02:70:63:61:70:00``, as DPDK prints an address (``RTE_ETHER_ADDR_PRT_FMT``)."""
+    return ":".join(f"{b:02X}" for b in mac)
+
+
 class PortConfig:
     """Enabled ports and the 12 bytes l3fwd writes in front of a packet per TX port."""
 
@@ -77,6 +82,11 @@ class PortConfig:
         self._eth_header_bytes = [row.tobytes() for row in self.eth_header]
         self._eth_words = (self.eth_header[:, :8].copy().view("<u8")[:, 0], self.eth_header[:, 8:].copy().view("<u4")[:, 0])
         self._enabled_flags = self.enabled[:MAX_PORTS].tolist()
+
+    def macs(self, port: int) -> tuple[bytes, bytes]:
+        """(destination, source) MAC of packets leaving ``port``."""
+        row = self._eth_header_bytes[port]
+        return row[:6], row[6:]
 
     def is_enabled(self, port: int) -> bool:
         """l3fwd's re-check: ``port < RTE_MAX_ETHPORTS`` and set in the portmask."""

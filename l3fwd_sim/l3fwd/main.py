@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..capture.location import as_location
-from ..dataplane.ports import ports_of
+from ..dataplane.ports import PortConfig, mac_text
 from ..dataplane.queues import L3FWD_DEFAULT_CONFIG, lcores_of, parse_config
 from ..eal.args import Eal, parse_eal, split_argv
 from ..eal.net_pcap import TxFiles
@@ -28,8 +28,6 @@ from ..numbers import brief
 from .args import L3fwdArgs, parse_args
 from .routing import MISSING_RULE_FILES
 from .run import PIPELINES, RunOptions, run
-
-DEFAULT_PORT_MAC = "02:70:63:61:70:{port:02x}"       # net_pcap's address of its N-th device
 
 
 @dataclass
@@ -71,17 +69,16 @@ def _console(args: L3fwdArgs, eal: Eal, stats: dict) -> list[str]:
     lines = list(args.console)
     if MISSING_RULE_FILES in stats["warnings"]:
         lines.append(f"L3FWD: {MISSING_RULE_FILES}")
-    portmask = args.portmask
-    lcores = lcores_of(parse_config(args.config or L3FWD_DEFAULT_CONFIG), portmask, eal.lcores, len(eal.vdevs))
+    ports = PortConfig(args.portmask, args.eth_dest)
+    lcores = lcores_of(parse_config(args.config or L3FWD_DEFAULT_CONFIG), args.portmask, eal.lcores, len(eal.vdevs))
     for port in range(len(eal.vdevs)):
-        if port not in ports_of(portmask):
+        if not ports.is_enabled(port):
             lines.append(f"Skipping disabled port {port}")
             continue
-        dest = args.eth_dest.get(port, bytes([2, 0, 0, 0, 0, port]))
+        dest, address = ports.macs(port)
         txq = " ".join(f"txq={lcore},{queue},0" for queue, lcore in enumerate(lcores.ids))
         lines.append(f"Initializing port {port} ... Creating queues: nb_rxq={lcores.queues.get(port, 0)} "
-                     f"nb_txq={len(lcores.ids)}...  Address:{DEFAULT_PORT_MAC.format(port=port).upper()}, "
-                     f"Destination:{':'.join(f'{b:02X}' for b in dest)}, {txq}")
+                     f"nb_txq={len(lcores.ids)}...  Address:{mac_text(address)}, Destination:{mac_text(dest)}, {txq}")
     for lcore in lcores.ids:
         queues = " ".join(f"rxq={q.port},{q.queue},0" for q in lcores.rx[lcore])
         lines.append(f"Initializing rx queues on lcore {lcore} ... {queues}".rstrip())

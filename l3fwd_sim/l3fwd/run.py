@@ -124,13 +124,13 @@ class _Forward:
     milliseconds."""
 
     def __init__(self, opt: RunOptions, portmask: int, setup: Forwarding | None = None):
-        self._opt, self._portmask = opt, portmask
+        self._opt, self.portmask = opt, portmask
         if setup is None:
             ports = PortConfig(portmask, opt.eth_dest, opt.port_mac)
             setup = Forwarding(ports, opt.lookup, load_routes(opt.lookup, ports, opt.rule_ipv4, opt.rule_ipv6,
                                                               opt.ipv6, []))
         self._setup, self._forward = setup, pipeline(opt.pipeline)
-        self.portmask, self.routes = portmask, setup.routes
+        self.routes = setup.routes
 
     def compiled(self, trace_tables: tuple[str, ...] | None = None) -> tuple:
         """The pipeline's compiled twin as ``lcore.c`` runs it; when tracing, with the
@@ -143,7 +143,7 @@ class _Forward:
         return self._forward(batch, self._setup, timer, *trace)
 
     def __reduce__(self):
-        return _Forward, (replace(self._opt, progress=None, announce=None), self._portmask)
+        return _Forward, (replace(self._opt, progress=None, announce=None), self.portmask)
 
 
 def _account(lookup: str, pipeline_name: str):
@@ -170,7 +170,7 @@ def run(opt: RunOptions) -> dict:
     config = parse_config(opt.config) if opt.config else default_config(sorted({*inputs, *(p for p, _ in queue_inputs)}))
     lcores = lcores_of(config, portmask, opt.lcore_mask, None if opt.vdevs is None else len(opt.vdevs))
     _setup_ports(opt, lcores, portmask)
-    if opt.cluster is not None and any(lcores.queues.get(port, 0) > 1 for port in inputs):
+    if opt.cluster is not None and not opt.disable_rss and any(lcores.queues.get(port, 0) > 1 for port in inputs):
         raise SimError("--cluster: a port's capture spread over several RX queues by RSS cannot be cut into chunks "
                        "(where a queue's k-th record is takes hashing every record before it); give each RX queue "
                        "its capture (N.Q=FILE)")
@@ -323,8 +323,8 @@ def _tx_position(positions: dict, lcores: Lcores):
 def _rx_sources(lcores: Lcores, inputs: dict[int, Path], queue_inputs: dict[tuple[int, int], Path],
                 notes: list[str], opt: RunOptions):
     """What each configured RX queue reads: its own file; the port's whole capture when
-    the port has one queue (or, with ``--disable-rss``, its queue 0); with several, its RSS share of the port's capture
-    (:class:`~l3fwd_sim.dataplane.rss.RssShare`: each queue reads the capture itself). A
+    the port has one queue (with ``--disable-rss``: its queue 0); with several, its RSS share
+    of the port's capture (:class:`~l3fwd_sim.dataplane.rss.RssShare`: each queue reads the capture itself). A
     queue without a capture receives nothing. Every capture read is opened once, first
     of all (``OpenCaptures``)."""
     whole: dict[int, Path] = {}                       # port -> its capture, read by its queue(s)

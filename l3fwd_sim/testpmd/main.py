@@ -16,7 +16,7 @@ net_pcap ports (real_command_lines.md, testpmd_fwd_modes.md).
 from __future__ import annotations
 
 from ..capture.location import as_location
-from ..dataplane.ports import ports_of
+from ..dataplane.ports import PortConfig, mac_text, ports_of
 from ..eal.args import parse_eal, split_argv
 from ..eal.net_pcap import TxFiles
 from ..errors import SimError
@@ -68,14 +68,14 @@ def _console(args: TestpmdArgs, fwd_ports: list[int]) -> list[str]:
     cores = min(args.nb_cores, len(streams))
     lines = [*args.console, f"{args.forward_mode} packet forwarding - ports={len(fwd_ports)} - cores={cores} - "
                             f"streams={len(streams)}"]
+    peers = PortConfig(0, args.eth_peer)
     share, extra = divmod(len(streams), cores)
     first = 0
     for core in range(cores):
         count = share + (core >= cores - extra)          # setup_fwd_config_of_each_lcore: the last ones take more
         lines.append(f"Logical Core {core + 1} forwards packets on {count} streams:")
         for port, queue in streams[first:first + count]:
-            peer = args.eth_peer.get(topology[port], bytes([2, 0, 0, 0, 0, topology[port]]))
             lines.append(f"  RX P={port}/Q={queue} -> TX P={topology[port]}/Q={queue} "
-                         f"peer={':'.join(f'{b:02X}' for b in peer)}")
+                         f"peer={mac_text(peers.macs(topology[port])[0])}")
         first += count
     return lines

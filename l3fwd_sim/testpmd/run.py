@@ -34,7 +34,7 @@ from ..capture.offline import OpenCaptures
 from ..capture.outdir import OutputDir
 from ..capture.writers import output_format
 from ..dataplane.lcore import Lcore, forward_all
-from ..dataplane.ports import MAX_PORTS, PortConfig, ports_of, run_portmask
+from ..dataplane.ports import MAX_PORTS, PortConfig, mac_text, ports_of, run_portmask
 from ..dataplane.stats import RunStats, write_json_atomic
 from ..errors import SimError
 from .engines import CODE, DROP_REASONS, io_forward, mac_forward, mac_swap, rx_only
@@ -121,10 +121,6 @@ def stream_queues(opt: TestpmdOptions, engine: Engine) -> list[int]:
     return list(range(min(opt.rxq, opt.txq))) if opt.rxq > 1 and opt.txq > 1 else [0]
 
 
-def _mac_text(mac: bytes) -> str:
-    return ":".join(f"{b:02x}" for b in mac)
-
-
 def testpmd_run(opt: TestpmdOptions) -> dict:
     """Forward the inputs as dpdk-testpmd's ``--forward-mode`` engine would; write
     ``port<N>.pcap`` for every enabled port and ``stats.json`` into ``opt.outdir``;
@@ -186,7 +182,7 @@ def _finish(opt: TestpmdOptions, stats: RunStats, started: float, portmask: int,
     stats.options = {"forward_mode": opt.forward_mode, "port_topology": opt.port_topology,
                      "burst": opt.burst, "portmask": f"0x{portmask:x}", "output_format": fmt,
                      "streams": {str(rx): tx for rx, tx in streams.items()},
-                     "eth_peer": {str(p): _mac_text(m) for p, m in sorted(opt.eth_peer.items())},
-                     "port_mac": {str(p): _mac_text(m) for p, m in sorted(opt.port_mac.items())},
+                     "eth_peer": {str(p): mac_text(m).lower() for p, m in sorted(opt.eth_peer.items())},
+                     "port_mac": {str(p): mac_text(m).lower() for p, m in sorted(opt.port_mac.items())},
                      "inputs": {str(p): str(path) for p, path in sorted(opt.inputs.items())}}
     return stats.to_dict()
