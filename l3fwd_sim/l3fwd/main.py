@@ -4,8 +4,8 @@ net_pcap ports (real_command_lines.md).
 The EAL part gives the lcores and the ports (``eal/``), ``parse_args`` the rest
 (``l3fwd/args.py``); the run itself is :func:`~l3fwd_sim.l3fwd.run.run`, told the vdevs so
 that it configures and starts the ports as l3fwd does (queue counts, ``--relax-rx-offload``,
-``--parse-ptype``). Its outputs are exactly the ``tx_pcap`` files, nanosecond pcaps as
-net_pcap writes them, put in place as one all-or-nothing set. Two differences from the
+``--parse-ptype``). Its outputs are exactly the ``tx_pcap`` files (pcaps; see
+``eal/net_pcap.py`` for their time stamps), put in place as one all-or-nothing set. Two differences from the
 real thing, both deliberate: the run ends at the end of the inputs (l3fwd waits for
 Ctrl-C), and a refused start leaves every file as it was (net_pcap has already created
 empty tx files by then).
@@ -54,7 +54,7 @@ def dpdk_l3fwd(argv: list[str], pipeline: str = "multi", stats_file: str | None 
     with tx_files.scratch() as scratch:
         out = scratch / "out"
         stats = run(RunOptions(
-            inputs={}, outdir=out, pipeline=pipeline, output_format="pcap", nanosecond=True,
+            inputs={}, outdir=out, pipeline=pipeline, output_format="pcap",
             queue_inputs={(port, queue): as_location(path) for port, vdev in enumerate(eal.vdevs)
                           for queue, path in enumerate(vdev.rx_pcap)},
             lcore_mask=eal.lcores, vdevs=eal.vdevs,

@@ -52,7 +52,7 @@ def dpdk_testpmd(argv: list[str], stats_file: str | None = None):
             burst=args.burst, portmask=sum(1 << p for p in fwd_ports), eth_peer=args.eth_peer,
             queue_inputs={(port, queue): as_location(path) for port in fwd_ports
                           for queue, path in enumerate(eal.vdevs[port].rx_pcap) if queue < args.rxq},
-            rxq=args.rxq, txq=args.txq, flush_rx=args.flush_rx, output_format="pcap", nanosecond=True))
+            rxq=args.rxq, txq=args.txq, flush_rx=args.flush_rx, output_format="pcap"))
         if args.flush_rx:
             stats["warnings"].append(FLUSHED)
         tx_files.publish(lambda port, queue: out / f"port{port}.q{queue}.pcap", out / "stats.json", scratch)
