@@ -896,16 +896,40 @@ static int trace_of(struct views *v, PyObject *obj, struct lcore_trace *t, struc
     return 1;
 }
 
+/* hits.RuleHits.compiled_args and the scratch notes: (packets, bytes, base, counted,
+ * table, rule, next_hop) */
+static int hits_of(struct views *v, PyObject *obj, struct rule_hits *h, Py_ssize_t sub)
+{
+    PyObject *o[7];
+    Py_ssize_t n_packets, n_bytes, n_base, n_counted, len;
+    if (!PyArg_ParseTuple(obj, "OOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6]))
+        return 0;
+    if (!(h->packets = vec(v, o[0], 1, 8, &n_packets, "hits packets")) || !(h->bytes = vec(v, o[1], 1, 8, &n_bytes, "hits bytes"))
+        || !(h->base = vec(v, o[2], 0, 8, &n_base, "hits base"))
+        || !(h->counted = vec(v, o[3], 0, 1, &n_counted, "counted reasons"))
+        || !(h->table = vec(v, o[4], 1, 1, &len, "table")) || !check_length(len, sub, "table")
+        || !(h->rule = vec(v, o[5], 1, 8, &len, "rule")) || !check_length(len, sub, "rule")
+        || !(h->next_hop = vec(v, o[6], 1, 8, &len, "next_hop")) || !check_length(len, sub, "next_hop"))
+        return 0;
+    if (n_bytes != n_packets || n_counted != 256) {
+        PyErr_SetString(PyExc_ValueError, "lcore_step: hit counters of an unexpected size");
+        return 0;
+    }
+    h->size = n_packets;
+    h->tables = n_base;
+    return 1;
+}
+
 static PyObject *py_lcore_step(PyObject *self, PyObject *args)
 {
     PyObject *queues_o, *tails_o, *routes_o, *step_o, *c[3], *r[3], *data_o, *bytes_o, *packets_o, *m[8];
-    PyObject *trace_o = Py_None;
+    PyObject *trace_o = Py_None, *hits_o = Py_None;
     long long rx_burst, places, first_round, oversize, room, capacity;
     int pipeline;
-    if (!PyArg_ParseTuple(args, "OO(LLL)iOO(LL)(OOO)(OOO)(OLOO)(OOOOOOOO)|O", &queues_o, &tails_o, &rx_burst, &places,
+    if (!PyArg_ParseTuple(args, "OO(LLL)iOO(LL)(OOO)(OOO)(OLOO)(OOOOOOOO)|OO", &queues_o, &tails_o, &rx_burst, &places,
                           &first_round, &pipeline, &routes_o, &step_o, &oversize, &room, &c[0], &c[1], &c[2], &r[0],
                           &r[1], &r[2], &data_o, &capacity, &bytes_o, &packets_o, &m[0], &m[1], &m[2], &m[3], &m[4],
-                          &m[5], &m[6], &m[7], &trace_o))
+                          &m[5], &m[6], &m[7], &trace_o, &hits_o))
         return NULL;
     if (pipeline < 0 || pipeline >= (int)(sizeof PIPELINES / sizeof *PIPELINES)) {
         PyErr_SetString(PyExc_ValueError, "lcore_step: unknown pipeline");
@@ -987,6 +1011,8 @@ static PyObject *py_lcore_step(PyObject *self, PyObject *args)
             goto fail;
     }
     if (trace_o != Py_None && !trace_of(&v, trace_o, &s->trace, a, sources, places, sub))
+        goto fail;
+    if (hits_o != Py_None && !hits_of(&v, hits_o, &s->hits, sub))
         goto fail;
     s->q = q;
     s->sources = sources;

@@ -202,6 +202,15 @@ struct lcore_trace {                /* dataplane/trace.py's BurstTracer over one
     int64_t *rule, *next_hop;
 };
 
+struct rule_hits {                  /* dataplane/hits.py's RuleHits; packets NULL: not counting */
+    int64_t *packets, *bytes;       /* by base[table code] + rule id */
+    const int64_t *base;
+    int64_t size, tables;           /* counters; table codes below `tables` */
+    const uint8_t *counted;         /* by reason code: 1 when a verdict counts for its rule */
+    uint8_t *table;                 /* scratch per sub-burst: the lookups' notes (hits.Decisions) */
+    int64_t *rule, *next_hop;
+};
+
 struct lcore_step {                 /* dataplane/lcore.py's main_loop over one super-burst */
     const struct queue_records *q;
     int64_t sources;
@@ -222,6 +231,7 @@ struct lcore_step {                 /* dataplane/lcore.py's main_loop over one s
     uint8_t *reason;
     int64_t sub_packets;
     struct lcore_trace trace;
+    struct rule_hits hits;
 };
 
 int64_t lcore_step(struct lcore_step *s);      /* packets received; -1: a record does not fit */

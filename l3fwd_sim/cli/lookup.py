@@ -23,15 +23,17 @@ from .options import lookup_method
 @click.option("--rule_ipv6", "--rule-ipv6", "rule_ipv6", type=click.Path(path_type=Path),
               help="IPv6 rule file (used only with --rule_ipv4, as in l3fwd).")
 @click.option("--port", type=int, metavar="N", help="Input port: where a miss is sent back (default: not resolved).")
+@click.option("--hits", type=click.Path(path_type=Path), metavar="OUT",
+              help="Also give each deciding rule's counters (packets, bytes) in the run OUT's stats.json.")
 @click.option("--json", "as_json", is_flag=True, help="Print the answers as JSON on stdout.")
-def command(keys, portmask, lookup, lpm_flag, em_flag, ipv6, rule_ipv4, rule_ipv6, port, as_json):
+def command(keys, portmask, lookup, lpm_flag, em_flag, ipv6, rule_ipv4, rule_ipv6, port, hits, as_json):
     """What `run` does with a packet carrying each KEY, and which rule line decides it:
     a destination address (lpm, fib) or a 5-tuple "udp 198.18.0.1:9 > 198.18.0.0:9" (em, acl)."""
     from ..l3fwd.lookup import LookupOptions, format_lookup, lookup as lookup_keys
     report = lookup_keys(LookupOptions(
         keys=list(keys), lookup=lookup_method(lookup, lpm_flag, em_flag),
         portmask=None if portmask is None else parse_portmask(portmask),
-        rule_ipv4=rule_ipv4, rule_ipv6=rule_ipv6, ipv6=ipv6, port=port))
+        rule_ipv4=rule_ipv4, rule_ipv6=rule_ipv6, ipv6=ipv6, port=port, hits=hits))
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return

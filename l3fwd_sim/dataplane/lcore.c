@@ -144,6 +144,25 @@ static int lay_out(struct lcore_step *s, int64_t n)
     return 1;
 }
 
+/* hits.RuleHits.count: each packet whose final verdict counts, for the rule its lookup
+ * noted */
+static void count_hits(struct rule_hits *h, const struct verdicts *v, const int64_t *caplen, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++) {
+        int64_t table = v->table[j];
+        if (table == 0 || table >= h->tables || !h->counted[v->reason[j]])
+            continue;
+        int64_t rule = v->rule[j];
+        if (rule < 0)
+            continue;
+        int64_t at = h->base[table] + rule;
+        if (at < h->size) {
+            h->packets[at]++;
+            h->bytes[at] += caplen[j];
+        }
+    }
+}
+
 /* Returns the packets received. */
 int64_t lcore_step(struct lcore_step *s)
 {
@@ -160,16 +179,20 @@ int64_t lcore_step(struct lcore_step *s)
         struct packets p = {.rows = s->sub.rows, .stride = s->sub.width, .head = s->sub.width - 16,
                             .caplen = s->sub.caplen, .in_port = s->sub.in_port, .n = n};
         struct verdicts v = {.dest = s->dest, .reason = s->reason};
-        if (t->r.index) {                  /* trace.Decisions: no lookup until the path notes one */
-            v.table = t->table, v.rule = t->rule, v.next_hop = t->next_hop;
-            memset(t->table, 0, (size_t)n);
-            for (int64_t j = 0; j < n; j++)
-                t->rule[j] = t->next_hop[j] = -1;
+        if (t->r.index || s->hits.packets) {   /* hits.Decisions: no lookup until the path notes one */
+            v.table = t->r.index ? t->table : s->hits.table;
+            v.rule = t->r.index ? t->rule : s->hits.rule;
+            v.next_hop = t->r.index ? t->next_hop : s->hits.next_hop;
+            memset(v.table, 0, (size_t)n);
+            for (int64_t j = 0; t->r.index && j < n; j++)   /* the counters read a rule only where a table is noted */
+                v.rule[j] = v.next_hop[j] = -1;
         }
         s->forward(&p, s->app, &v);
         account(s, s->sub.burst, n);
         count_packets(s->sub.in_port, s->reason, s->dest, n, s->counts.reasons, s->counts.rx, s->counts.drops,
                       s->counts.out);
+        if (s->hits.packets)
+            count_hits(&s->hits, &v, s->sub.caplen, n);
         if (t->r.index) {
             trace_decided(s, n, taken);
             t->filled += taken;

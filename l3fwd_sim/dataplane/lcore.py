@@ -24,6 +24,7 @@ from ..capture.offline import OpenCaptures, open_offline
 from ..capture.pcap import PcapReader
 from ..capture.records import RECORD_ROW
 from ..capture.writers import PortOutputs
+from .hits import Decisions
 from .polling import Received, receive
 from .rss import RssQueue, RssShare
 from . import heap, rx
@@ -125,8 +126,9 @@ def main_loop(lcore: Lcore, received, outputs: PortOutputs, stats: RunStats, tx,
     total_bytes = sum(location.size(getattr(source, "path", source)) for _, source in lcore.inputs)
     done_bytes = 0
     scratch: dict = {}
-    # (twin, tables, step drops); when tracing, the tables' codes as the trace numbers them
-    path = lcore.compiled_forward(lcore.tracing.describe.tables if trace else None) if lcore.compiled_forward else None
+    # (twin, tables, step drops); when tracing or counting rule hits, the tables' codes as both number them
+    tables = lcore.tracing.describe.tables if trace else stats.hits.tables if stats.hits is not None else None
+    path = lcore.compiled_forward(tables) if lcore.compiled_forward else None
 
     @contextmanager
     def timer(stage: str):
@@ -162,9 +164,8 @@ def _forward_staged(lcore: Lcore, burst: Received, outputs: PortOutputs, stats: 
                         np.full(int(dropped.sum()), -1))
             kept = np.flatnonzero(~dropped)
             batch = batch.select(kept)
-    if records is not None:
-        from .trace import Decisions
-        decisions = Decisions(len(batch), lcore.tracing.describe.tables)
+    if records is not None or stats.hits is not None:
+        decisions = Decisions(len(batch), lcore.tracing.describe.tables if records is not None else stats.hits.tables)
     dest, reason = np.zeros(0, np.int64), np.zeros(0, np.uint8)
     if len(batch):
         dest, reason = lcore.forward(batch, timer) if decisions is None else lcore.forward(batch, timer, decisions)
@@ -172,6 +173,8 @@ def _forward_staged(lcore: Lcore, burst: Received, outputs: PortOutputs, stats: 
             if lcore.account:
                 lcore.account(tx, batch.burst, dest, reason)
             stats.count(batch.in_port, reason, dest)
+            if stats.hits is not None:
+                stats.hits.count(decisions.table, decisions.rule, reason, batch.caplen)
     if trace:
         with timer("trace"):
             trace.record(records, kept, dest, reason, stats.code("oversize"), decisions)
@@ -213,7 +216,7 @@ def _forward_compiled(k, path: tuple, burst: Received, outputs: PortOutputs, sta
             (burst.rx_burst, burst.queues, burst.first_round), *path,
             (stats.code("oversize"), rx.MBUF_DATA_ROOM), counts, (*runs[0], runs[1]),
             (data, capacity, out_bytes, out_packets), (scratch["rows"], *scratch["columns"], scratch["reason"]),
-            tracing)
+            tracing, None if stats.hits is None else (*stats.hits.compiled_args(), *scratch["notes"][1:]))
         stats.add_counts(*counts)
     if traced is not None:
         if filled != len(traced):

@@ -42,7 +42,9 @@ class RunStats:
         self.lcores: dict[int, dict] = {}     # lcore id -> its RX queues, TX queue and totals (several lcores)
         self.queue_rx: list[int] = []         # packets received per RX queue, in the lcore's polling order
         self.traced = 0                       # packets traced (run --trace)
+        self.hits = None                      # per-rule hit counters (hits.RuleHits), when the application keeps them
         self.trace: dict | None = None        # what stats.json says about the trace
+        self.rules: list[dict] | None = None  # what stats.json says of each rule line (the hit counters)
 
     def count(self, in_port: np.ndarray, reason: np.ndarray, dest: np.ndarray) -> None:
         """Count a super-burst: each packet's RX port, drop reason (0: sent) and TX port
@@ -75,7 +77,9 @@ class RunStats:
 
     def empty_like(self) -> "RunStats":
         """Counters for another range of the same run (a ``--jobs`` worker)."""
-        return RunStats(self.rx_ports, self.tx_ports, self.app_reasons)
+        empty = RunStats(self.rx_ports, self.tx_ports, self.app_reasons)
+        empty.hits = self.hits.empty_like() if self.hits is not None else None
+        return empty
 
     def code(self, reason: str) -> int:
         return self.reasons.index(reason) + 1
@@ -101,6 +105,8 @@ class RunStats:
             self.cut_short[port] = self.cut_short.get(port, 0) + n
         self.warnings.extend(other.warnings)
         self.traced += other.traced
+        if other.hits is not None:
+            self.hits.merge(other.hits)
 
     def input_cut_short(self, port: int, warning: str) -> None:
         """Port ``port``'s input ends inside a record: warn once, count the lost record
@@ -149,7 +155,7 @@ class RunStats:
         assert all(p["rx"] == p["tx"] + p["dropped"] for p in ports.values()), ports
         per_packet = {stage: (sec / total_rx * 1e9 if total_rx else 0.0)
                       for stage, sec in self.stage_seconds.items()}
-        return {
+        result = {
             "options": self.options,
             "ports": ports,
             "totals": totals,
@@ -164,6 +170,24 @@ class RunStats:
             "trace": self.trace,
             "warnings": self.warnings,
         }
+        if self.rules is not None:
+            result["rules"] = self.rules
+            result["rules_never_hit"] = sum(1 for r in self.rules if r["installed"] and not r["packets"])
+        return result
+
+
+def rules_summary(rules: list[dict]) -> str:
+    """``rules: 812 of 1,000 lines never hit (lpm4 812/900, lpm6 0/100)``: installed lines
+    that decided no packet, of all installed lines, per table."""
+    tables: dict[str, list[int]] = {}
+    for rule in rules:
+        if rule["installed"]:
+            counts = tables.setdefault(rule["table"], [0, 0])
+            counts[0] += not rule["packets"]
+            counts[1] += 1
+    never, total = sum(c[0] for c in tables.values()), sum(c[1] for c in tables.values())
+    per_table = ", ".join(f"{table} {c[0]:,}/{c[1]:,}" for table, c in tables.items())
+    return f"rules: {never:,} of {total:,} installed lines never hit ({per_table})"
 
 
 def format_table(stats: dict) -> str:
@@ -189,6 +213,8 @@ def format_table(stats: dict) -> str:
     if stats.get("trace"):
         trace = stats["trace"]
         lines.append(f"traced {trace['packets']} packets ({trace['limit']}) into {trace['file']}")
+    if stats.get("rules") is not None:
+        lines.append(rules_summary(stats["rules"]))
     lines.extend(f"warning: {w}" for w in stats["warnings"])
     return "\n".join(lines)
 

@@ -24,6 +24,7 @@ from typing import Callable
 import numpy as np
 
 from ..capture.atomic import AtomicFile
+from .hits import Decisions
 from .jsonlines import LineBuffer, Lines, quoted
 
 TRACE_FILE = "trace.jsonl"
@@ -80,36 +81,6 @@ class TraceRecords:
 
 
 Records = np.ndarray | TraceRecords    # TraceRecord rows (from a spool), or a super-burst's columns
-
-
-class Decisions:
-    """What the lookups answered for each packet of a super-burst, noted by the pipeline
-    stages as they run (only when tracing): the table (its code: 1 + its index in the
-    application's ``tables``; 0 for none), the id of the rule that decided (its line in
-    the table's rule file; -1 for none) and the next hop (-1 for none)."""
-
-    def __init__(self, n: int, tables: tuple[str, ...]):
-        self.codes = {name: code for code, name in enumerate(tables, 1)}
-        self.table = np.zeros(n, np.uint8)
-        self.rule = np.full(n, -1, np.int64)
-        self.next_hop = np.full(n, -1, np.int64)
-
-    def lookup(self, rows, table: str, rule: np.ndarray, next_hop: np.ndarray) -> None:
-        """The answers for ``rows`` (a slice or indexes) from ``table``."""
-        self.table[rows] = self.codes[table]
-        self.rule[rows] = rule
-        self.next_hop[rows] = next_hop
-
-    def notes(self) -> list[Callable]:
-        """One ``note(table, rule, next_hop)`` per packet, for the per-packet path
-        (``None`` stands for no rule / no next hop)."""
-        def note_for(i: int):
-            def note(table: str, rule: int | None, next_hop: int | None) -> None:
-                self.table[i] = self.codes[table]
-                self.rule[i] = -1 if rule is None else rule
-                self.next_hop[i] = -1 if next_hop is None else next_hop
-            return note
-        return [note_for(i) for i in range(len(self.table))]
 
 
 @dataclass

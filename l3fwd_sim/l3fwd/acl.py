@@ -98,7 +98,7 @@ def classify_burst(routes: AclRoutes, heads: np.ndarray, caplen: np.ndarray, tra
     or IPv6 context, each packet long enough for its key is classified. Returns the
     lpm-style packet type, the packets too short for what is read (``truncated``) and
     each packet's action (``MISS`` where nothing was classified). ``trace``: a
-    :class:`~l3fwd_sim.l3fwd.trace.Decisions` to note the classifications in."""
+    :class:`~l3fwd_sim.dataplane.hits.Decisions` to note the classifications in."""
     kind = ptype.lpm_ptype_bulk(heads)
     truncated = caplen < ptype.ACL_NEED[kind]
     action = np.full(len(heads), MISS, np.int64)

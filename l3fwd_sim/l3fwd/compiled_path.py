@@ -55,7 +55,7 @@ def lcore_path(setup, pipeline: str, codes: tuple[int, int] = (0, 0)) -> tuple:
 
 def forward(k, pipeline: str, batch, setup, timer, trace) -> tuple[np.ndarray, np.ndarray]:
     """``pipeline``'s ``forward`` by its twin, noting the lookups' answers in ``trace``
-    (a :class:`~l3fwd_sim.dataplane.trace.Decisions`, or None) as the Python path does."""
+    (a :class:`~l3fwd_sim.dataplane.hits.Decisions`, or None) as the Python path does."""
     if k.DROP_REASONS != DROP_REASONS or k.LOOKUPS != LOOKUPS or k.PIPELINES != PIPELINES:
         raise AssertionError("the compiled twins and pipelines.py number drop reasons, lookups or paths differently")
     with timer("forward"):

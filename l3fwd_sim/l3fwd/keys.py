@@ -25,6 +25,7 @@ from ..errors import SimError
 FRAME_BYTES = 64                 # a parsed key's frame: a minimum Ethernet frame, zero padded
 KEY_BYTES = 58                   # the last key byte of any table (IPv6 ports 54..57) + 1
 TABLES = {"lpm": ("lpm4", "lpm6"), "fib": ("fib4", "fib6"), "em": ("em4", "em6"), "acl": ("acl4", "acl6")}
+TABLE_NAMES = tuple(name for pair in TABLES.values() for name in pair)   # a table's code: 1 + its index here
 ETHER_TYPE = {4: b"\x08\x00", 6: b"\x86\xdd"}
 VERSION_IHL = {4: 0x45, 6: 0x60}  # byte 14: IPv4 without options (em_parse_ptype's L4 case); IPv6
 DESTINATION_AT = {4: 30, 6: 38}

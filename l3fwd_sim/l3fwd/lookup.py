@@ -11,6 +11,8 @@ lookups, as the pipelines call them::
 
 Only the lookup is answered: what happens to a packet before it (its type, length and
 RFC 1812 checks) or after it (the MAC rewrite) is :func:`~l3fwd_sim.l3fwd.run.run`'s.
+With ``hits=OUT`` each deciding rule's counters from a run's ``OUT/stats.json`` are
+added (:mod:`~l3fwd_sim.l3fwd.rule_hits`).
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from ..errors import SimError
 from . import acl, em
 from .keys import ADDRESS_BYTES, DESTINATION_AT, FIVE_TUPLE_AT, ParsedKey, key_text, parse_key
 from .routing import MISSING_RULE_FILES, AclRoutes, EmRoutes, LpmRoutes, load_routes, rule_files
+from .rule_hits import counters_by_rule
 
 ALL_PORTS = (1 << MAX_PORTS) - 1      # the default portmask: every port, so no route is left out
 FORWARD = "forward"
@@ -43,6 +46,7 @@ class LookupOptions:
     rule_ipv6: Path | None = None
     ipv6: bool = False                   # l3fwd's --ipv6: EM installs the IPv6 flows only
     port: int | None = None              # the input port, where a miss is sent back (None: not resolved)
+    hits: Path | None = None             # a run's output directory: add each deciding rule's counters
 
 
 @dataclass
@@ -147,6 +151,25 @@ def _left_out(decision: Decision, unfiltered: Decision, portmask: int) -> str | 
             f"dpdk-l3fwd does not install it (its next-hop re-check never applies): {instead}")
 
 
+def _add_hits(counted: tuple[Path, dict], keys: list[ParsedKey], results: list[dict], paths: dict[int, Path],
+              labels: dict[int, str], warnings: list[str]) -> None:
+    """``--hits OUT``: each result's ``hits``, the counters of its deciding rule in the
+    run's stats (``counted``: :func:`~l3fwd_sim.l3fwd.rule_hits.counters_by_rule`'s),
+    matched by rule file, line and table (None: no rule decided, or the run counted no
+    such line). A rule file or table the run did not count is warned about once: its
+    counters are of other tables than these."""
+    stats, counters = counted
+    files = {(path, table) for path, _, table in counters}
+    for key, result in zip(keys, results):
+        path = paths[key.family].resolve()
+        warning = (f"{stats} has no {key.table} counters of {labels[key.family]}: "
+                   "the run used other rule files or another --lookup")
+        if (path, key.table) not in files and warning not in warnings:
+            warnings.append(warning)
+        rule = result["rule"]
+        result["hits"] = rule and counters.get((path, rule["line"], key.table))
+
+
 def _check_port(options: LookupOptions, portmask: int) -> None:
     """The input port must be enabled, as ``check_port_config`` requires of an RX port."""
     if options.port is None:
@@ -161,11 +184,13 @@ def lookup(options: LookupOptions) -> dict:
     """For each key, what ``run`` with the same options does with a packet carrying it:
     ``{"lookup", "portmask", "input_port", "warnings", "results": [{"key", "table",
     "rule": {"file", "line", "text"} | None, "next_hop", "tx_port", "action", "note"}, ...]}``
-    (``note``: a rule the portmask left out, or None). ACL acts on the portmask when the
+    (``note``: a rule the portmask left out, or None), and with ``hits`` a ``"hits":
+    {"packets", "bytes"} | None`` per result. ACL acts on the portmask when the
     tables are built: a route line to a port outside it is an error, as in l3fwd."""
     keys = [parse_key(text, options.lookup) for text in options.keys]
     portmask = ALL_PORTS if options.portmask is None else options.portmask
     _check_port(options, portmask)
+    counted = None if options.hits is None else counters_by_rule(options.hits)    # refused before the tables are built
     warnings: list[str] = []
     routes = load_routes(options.lookup, PortConfig(portmask), options.rule_ipv4, options.rule_ipv6,
                          options.ipv6, warnings)
@@ -185,8 +210,11 @@ def lookup(options: LookupOptions) -> dict:
         results.append({"key": key_text(key.table, key.frame), "table": key.table, "rule": rule,
                         "next_hop": decision.next_hop, "tx_port": decision.tx_port, "action": decision.action,
                         "note": note})
+    warnings += _family_warnings(options, keys)
+    if counted:
+        _add_hits(counted, keys, results, paths, routes.files, warnings)
     return {"lookup": options.lookup, "portmask": f"0x{portmask:x}", "input_port": options.port,
-            "warnings": warnings + _family_warnings(options, keys), "results": results}
+            "warnings": warnings, "results": results}
 
 
 def _decision_text(result: dict) -> str:
@@ -199,8 +227,9 @@ def _decision_text(result: dict) -> str:
 
 def format_lookup(report: dict) -> str:
     """One line per key: ``KEY  TABLE  FILE:LINE: RULE TEXT  → ...`` (``no matching
-    rule → ...`` where no rule decided; just ``→ ...`` where em looks nothing up), and an
-    indented ``note:`` line under it where there is a note."""
+    rule → ...`` where no rule decided; just ``→ ...`` where em looks nothing up), an
+    indented ``note:`` line under it where there is a note, and with ``--hits`` a
+    ``hits:`` line under each deciding rule."""
     lines = []
     for result in report["results"]:
         rule = result["rule"]
@@ -209,4 +238,8 @@ def format_lookup(report: dict) -> str:
         lines.append(f"{result['key']}  {result['table']}  {where}{_decision_text(result)}")
         if result["note"]:
             lines.append(f"    note: {result['note']}")
+        if rule and "hits" in result:
+            hits = result["hits"]
+            lines.append("    hits: " + ("no counters of this line in the run's stats" if hits is None else
+                                         f"{hits['packets']:,} packets, {hits['bytes']:,} bytes"))
     return "\n".join(lines)

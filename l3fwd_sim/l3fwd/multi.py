@@ -130,7 +130,7 @@ CLASSIFY = {"lpm": classify_lpm, "em": classify_em, "fib": classify_fib, "acl": 
 
 
 def forward(batch, setup, timer, trace=None) -> tuple[np.ndarray, np.ndarray]:
-    """``trace``: a :class:`~l3fwd_sim.l3fwd.trace.Decisions` the lookups note their
+    """``trace``: a :class:`~l3fwd_sim.dataplane.hits.Decisions` the lookups note their
     answers in, or None."""
     if (k := compiled.native()) is not None:
         return compiled_path.forward(k, "multi", batch, setup, timer, trace)

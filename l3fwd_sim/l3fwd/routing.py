@@ -23,7 +23,7 @@ from ..tables.hash import ExactMatchTable
 from ..tables.lpm import Fib, Lpm4, Lpm6, LpmError
 from .acl import AclRoutes
 from .em import em_table
-from .rules import LpmRuleArrays, lpm_rule_arrays, parse_acl_rules, parse_em_rules
+from .rules import AclRules, LpmRuleArrays, lpm_rule_arrays, parse_acl_rules, parse_em_rules
 
 DEFAULT_ROUTES = Path(__file__).parent / "routes"
 MAX_ACL_RULE_NUM = 100_000       # l3fwd_acl.h: rules (deny and route) per ACL context
@@ -63,6 +63,7 @@ class LpmRoutes:
     v6: Lpm6 | Fib
     installed: dict = field(default_factory=dict)
     files: dict = field(default_factory=dict)        # family -> file_label of its rule file
+    rule_lines: dict = field(default_factory=dict)   # family -> (each rule's line, installed?) in file order
 
 
 @dataclass
@@ -73,6 +74,7 @@ class EmRoutes:
     v6: ExactMatchTable
     installed: dict = field(default_factory=dict)
     files: dict = field(default_factory=dict)
+    rule_lines: dict = field(default_factory=dict)   # family -> (each rule's line, installed?) in file order
 
 
 @dataclass
@@ -88,10 +90,7 @@ def _build(table_cls, rules: LpmRuleArrays, ports: PortConfig, fib: bool):
     """The table of the installed rules, each with its line as rule id: rte_lpm's,
     which refuses depth 0, or rte_fib's, whose default route is the last installed /0
     rule."""
-    zero = np.flatnonzero(rules.depth == 0)
-    if len(zero) and not fib:
-        raise SimError(f"{rules.where(zero[0])}: depth 0 is rejected by rte_lpm/rte_lpm6 "
-                       "(--lookup fib takes /0 as a default route)")
+    refuse_depth_zero(rules, fib)
     rules = rules.select(ports.enabled[rules.port])
     defaults = np.flatnonzero(rules.depth == 0)
     default = (int(rules.port[defaults[-1]]), int(rules.line[defaults[-1]])) if len(defaults) else (None, None)
@@ -106,6 +105,14 @@ def _build(table_cls, rules: LpmRuleArrays, ports: PortConfig, fib: bool):
     except LpmError as err:
         raise SimError(f"{rules.path}: {err}") from None
     return Fib(table, *default) if fib else table
+
+
+def refuse_depth_zero(rules: LpmRuleArrays, fib: bool) -> None:
+    """rte_lpm/rte_lpm6 refuse depth 0 (l3fwd exits); rte_fib takes a /0 as its default route."""
+    zero = np.flatnonzero(rules.depth == 0)
+    if len(zero) and not fib:
+        raise SimError(f"{rules.where(zero[0])}: depth 0 is rejected by rte_lpm/rte_lpm6 "
+                       "(--lookup fib takes /0 as a default route)")
 
 
 def load_routes(lookup: str, ports: PortConfig, rule_ipv4: Path | None = None,
@@ -125,18 +132,56 @@ def load_routes(lookup: str, ports: PortConfig, rule_ipv4: Path | None = None,
             warnings.append(f"{path}: no rules (dpdk-l3fwd itself refuses a rule file without R lines)")
     files = {4: file_label(path4), 6: file_label(path6)}
     if lookup == "em":
+        lines = {family: (np.array([r.line for r in rules], np.int64),
+                          np.array([ports.is_enabled(r.port) and populated for r in rules], bool))
+                 for family, rules, populated in ((4, rules4, not ipv6), (6, rules6, ipv6))}
         rules4 = installed(rules4, ports) if not ipv6 else []
         rules6 = installed(rules6, ports) if ipv6 else []
         return EmRoutes(em_table(rules4, 4), em_table(rules6, 6),
-                        {"ipv4": len(rules4), "ipv6": len(rules6)}, files)
+                        {"ipv4": len(rules4), "ipv6": len(rules6)}, files, lines)
     v4, v6 = _build(Lpm4, rules4, ports, lookup == "fib"), _build(Lpm6, rules6, ports, lookup == "fib")
     count = {"ipv4": int(ports.enabled[rules4.port].sum()), "ipv6": int(ports.enabled[rules6.port].sum())}
-    return LpmRoutes(v4, v6, count, files)
+    lines = {family: (np.asarray(rules.line, np.int64), ports.enabled[rules.port])
+             for family, rules in ((4, rules4), (6, rules6))}
+    return LpmRoutes(v4, v6, count, files, lines)
+
+
+def rule_hit_sizes(lookup: str, routes) -> dict[str, int]:
+    """Per table of the run, how many rule ids its hit counters hold: its rule file's
+    last rule line + 1 (rule ids are lines)."""
+    return {f"{lookup}{family}": int(lines.max()) + 1 if len(lines) else 0
+            for family, (lines, _) in _rule_lines(routes).items()}
+
+
+def rule_hit_list(lookup: str, routes, hits) -> list[dict]:
+    """``stats.json``'s ``rules``: every rule line of the files in effect, in file order
+    (IPv4's, then IPv6's), with whether it is installed and what it decided."""
+    entries = []
+    for family, (lines, installed_flags) in _rule_lines(routes).items():
+        table = f"{lookup}{family}"
+        packets, octets = hits.of(table)
+        for line, is_installed in zip(lines.tolist(), installed_flags.tolist()):
+            entries.append({"file": routes.files[family], "line": line, "table": table, "installed": is_installed,
+                            "packets": int(packets[line]), "bytes": int(octets[line])})
+    return entries
+
+
+def _rule_lines(routes) -> dict:
+    if isinstance(routes, AclRoutes):          # every ACL line is installed (l3fwd refuses the others)
+        return {family: (lines, np.ones(len(lines), bool)) for family, lines in routes.lines.items()}
+    return routes.rule_lines
 
 
 def _acl_routes(ports: PortConfig, rule_ipv4: Path | None, rule_ipv6: Path | None) -> AclRoutes:
-    """``read_config_files_acl`` + ``setup_acl``: both rule files are required, and every
-    route line's port must be enabled (``acl_add_rules``: "fwd number illegal")."""
+    """``read_config_files_acl`` + ``setup_acl``."""
+    rules = acl_rules(ports, rule_ipv4, rule_ipv6)
+    return AclRoutes.from_rules(*rules, {4: file_label(Path(rule_ipv4)), 6: file_label(Path(rule_ipv6))})
+
+
+def acl_rules(ports: PortConfig, rule_ipv4: Path | None, rule_ipv6: Path | None) -> tuple[AclRules, AclRules]:
+    """The ACL rule files as ``read_config_files_acl`` reads them: both are required,
+    each holds at most ``MAX_ACL_RULE_NUM`` rules, and every route line's port must be
+    enabled (``acl_add_rules``: "fwd number illegal")."""
     if not (rule_ipv4 and rule_ipv6):
         missing = "IPv4" if not rule_ipv4 else "IPv6"
         raise SimError(f"--lookup acl needs both --rule_ipv4 and --rule_ipv6: {missing} rule file not specified "
@@ -154,4 +199,4 @@ def _acl_routes(ports: PortConfig, rule_ipv4: Path | None, rule_ipv6: Path | Non
         if len(bad):
             raise SimError(f"{family_rules.where[bad[0]]}: routes to port {port[bad[0]]}, which the portmask does "
                            "not enable (dpdk-l3fwd stops: fwd number illegal)")
-    return AclRoutes.from_rules(*rules, {4: file_label(Path(rule_ipv4)), 6: file_label(Path(rule_ipv6))})
+    return rules

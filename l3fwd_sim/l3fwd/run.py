@@ -26,14 +26,16 @@ from ..dataplane.ports import PortConfig, ports_of, run_portmask
 from ..dataplane.queues import Lcores, default_config, lcores_of, parse_config
 from ..dataplane.rss import DEFAULT_KEY, RETA_SIZES, RssShare, rss_shares
 from ..dataplane.rx import rx_queue_setup
+from ..dataplane.hits import RuleHits
 from ..dataplane.stats import RunStats, write_json_atomic
 from ..dataplane.tx import TxModel, account_multi, account_simple
 from ..eal.net_pcap import PcapVdev, check_ptype
 from ..errors import SimError
 from . import compiled_path, multi, simple
 from .acl import account_acl
-from .pipelines import DROP_REASONS
-from .routing import Forwarding, load_routes
+from .pipelines import DROP_REASONS, REASON_CODE
+from .keys import TABLE_NAMES
+from .routing import Forwarding, load_routes, rule_hit_list, rule_hit_sizes
 
 LOOKUPS = ("lpm", "em", "fib", "acl")
 PIPELINES = {"simple": simple.forward, "multi": multi.forward}
@@ -210,6 +212,8 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
     stats = RunStats(sorted({port for port, _ in sources}), tx_ports, DROP_REASONS)
     stats.warnings.extend(notes)
     stats.add_setup_time("tables", tables_time)
+    # the rule hit counters: what l3fwd sent, and ACL's deny lines, count for the rule that decided
+    stats.hits = RuleHits(TABLE_NAMES, rule_hit_sizes(opt.lookup, routes), (0, REASON_CODE["acl_deny"]))
     nanosecond = captures.nanosecond if opt.nanosecond is None else opt.nanosecond
     fmt = output_format(opt.output_format, captures.file_formats)     # a format's name is its files' suffix
     several = len(lcores.ids) > 1
@@ -236,6 +240,7 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
                       None if several else opt.progress, name, tracing, None if forked else captures, fmt,
                       forward.compiled)
         lcore_stats = RunStats(sorted({port for port, _ in queues}), tx_ports, DROP_REASONS)
+        lcore_stats.hits = stats.hits.empty_like()
         tx_model = TxModel(tx_ports, opt.rx_burst, opt.tx_burst)
         if opt.cluster is not None and queues:
             from ..dataplane.cluster import run_cluster     # Dask: imported only for --cluster
@@ -286,6 +291,7 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
             for each in spools:
                 each.remove()
     stats.tx_model = TxModel.total(tx_models)
+    stats.rules = rule_hit_list(opt.lookup, routes, stats.hits)
     stats.elapsed = time.perf_counter() - started
     stats.options = {"portmask": f"0x{portmask:x}", "lookup": opt.lookup, "ipv6": opt.ipv6,
                      "max_pkt_len": opt.max_pkt_len, "alg": opt.alg, "config": opt.config,

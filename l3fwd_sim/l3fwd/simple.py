@@ -148,7 +148,7 @@ FORWARD = {"lpm": lpm_simple_forward, "em": em_simple_forward, "fib": fib_forwar
 
 
 def forward(batch, setup, timer, trace=None) -> tuple[np.ndarray, np.ndarray]:
-    """``trace``: a :class:`~l3fwd_sim.l3fwd.trace.Decisions` the lookups note their
+    """``trace``: a :class:`~l3fwd_sim.dataplane.hits.Decisions` the lookups note their
     answers in, or None."""
     if (k := compiled.native()) is not None:
         return compiled_path.forward(k, "simple", batch, setup, timer, trace)

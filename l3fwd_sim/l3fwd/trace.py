@@ -4,7 +4,7 @@ that decided (file and line, from the table's own rule ids) and the next hop, an
 a drop what failed.
 
 Everything is read from the records: the header bytes kept before the pipeline edited
-them, and the lookups' answers the stages noted (:class:`~l3fwd_sim.dataplane.trace.Decisions`).
+them, and the lookups' answers the stages noted (:class:`~l3fwd_sim.dataplane.hits.Decisions`).
 Packet types and the frame lengths a path needs come from :mod:`.ptype`, the RFC 1812
 wording from :mod:`.rfc1812`: nothing here decides anything again.
 """
@@ -18,9 +18,9 @@ from ..dataplane.rx import MBUF_DATA_ROOM
 from ..dataplane.trace import SNAPSHOT_FROM, SNAPSHOT_TO, Describe, Records
 from . import ptype, rfc1812
 from .keys import ADDRESS_BYTES, DESTINATION_AT, FIVE_TUPLE_AT, key_text
-from .keys import TABLES as LOOKUP_TABLES
+from .keys import TABLE_NAMES
 
-TABLES = tuple(name for pair in LOOKUP_TABLES.values() for name in pair)   # lpm4, lpm6, fib4, ... acl6
+TABLES = TABLE_NAMES                      # lpm4, lpm6, fib4, ... acl6: a table's code is 1 + its index
 
 # Packet type names: lpm_parse_ptype's classes (lpm, fib, acl) and em_parse_ptype's (em).
 LPM_PTYPES = ("unknown", "ipv4", "ipv6")

@@ -26,7 +26,7 @@ from l3fwd_sim.dataplane import cluster as cluster_module
 
 distributed = pytest.importorskip("distributed")
 
-COUNTERS = ("ports", "totals", "drops")
+COUNTERS = ("ports", "totals", "drops", "rules", "rules_never_hit")   # the rule hit counters too
 
 
 @pytest.fixture(scope="module")

@@ -193,12 +193,23 @@ def _port_enabled(port: int, portmask: int) -> bool:
     return 0 <= port < 32 and (portmask >> port) & 1 == 1
 
 
-class _LPM:
+class _Decider:
+    """What a table's last lookup was decided by: (table name, the rule's ordinal in its
+    file), or None for a miss — for the per-rule hit counters."""
+    name = ""
+    last = None
+
+    def decided(self, ordinal):
+        self.last = None if ordinal is None else (self.name, ordinal)
+
+
+class _LPM(_Decider):
     """Brute-force longest prefix match.  A later rule with the same prefix wins."""
 
     def __init__(self, routes, portmask, allow_depth0, family):
         self.routes = {}  # (network) -> port; dict keeps the overwrite semantics
-        for addr, depth, port in routes:
+        self.ordinal = {}  # (network) -> the rule in effect's place in the file (0-based)
+        for i, (addr, depth, port) in enumerate(routes):
             if depth == 0 and not allow_depth0:
                 # rte_lpm_add / rte_lpm6_add reject depth 0 -> l3fwd exits (OPT §3)
                 raise ValueError("depth 0 rejected by rte_lpm/rte_lpm6")
@@ -208,33 +219,38 @@ class _LPM:
             if net.version != family:
                 raise ValueError(f"route {addr}/{depth} is not IPv{family}")
             self.routes[net] = port
+            self.ordinal[net] = i
 
     def lookup(self, addr_bytes: bytes):
         ip = ipaddress.ip_address(addr_bytes)
         best = None
         for net, port in self.routes.items():
             if ip in net and (best is None or net.prefixlen > best[0]):
-                best = (net.prefixlen, port)
+                best = (net.prefixlen, port, net)
+        self.decided(None if best is None else self.ordinal[best[2]])
         return None if best is None else best[1]
 
 
-class _EM:
+class _EM(_Decider):
     """Exact match on (proto, src, dst, sport, dport) (INT §5).  Later duplicate wins."""
 
     def __init__(self, flows, portmask):
         self.flows = {}
-        for dst, src, dport, sport, proto, port in flows:
+        self.ordinal = {}
+        for i, (dst, src, dport, sport, proto, port) in enumerate(flows):
             if not _port_enabled(port, portmask):
                 continue
             key = (proto, ipaddress.ip_address(src).packed,
                    ipaddress.ip_address(dst).packed, sport, dport)
             self.flows[key] = port
+            self.ordinal[key] = i
 
     def lookup(self, key):
+        self.decided(self.ordinal.get(key))
         return self.flows.get(key)
 
 
-class _ACL:
+class _ACL(_Decider):
     """Brute-force ACL classifier (ACL "Field semantics", "Priority"): the rules in file
     order, the first line matching all five fields wins.  Returns ("R", port),
     ("@", None) or None (no match)."""
@@ -246,10 +262,12 @@ class _ACL:
 
     def lookup(self, proto, src_bytes, dst_bytes, sport, dport):
         src, dst = ipaddress.ip_address(src_bytes), ipaddress.ip_address(dst_bytes)
-        for kind, snet, dnet, (slo, shi), (dlo, dhi), (p, m), port in self.rules:
+        for i, (kind, snet, dnet, (slo, shi), (dlo, dhi), (p, m), port) in enumerate(self.rules):
             if (src in snet and dst in dnet and slo <= sport <= shi and dlo <= dport <= dhi
                     and (proto & m) == (p & m)):
+                self.decided(i)
                 return kind, port
+        self.decided(None)
         return None
 
 
@@ -608,6 +626,7 @@ def l3fwd_oracle(inputs: dict[int, list[bytes]], *, portmask: int, lookup: str =
                  rx_burst: int = 32,
                  max_pkt_len: int | None = None,
                  config: list[tuple[int, int, int]] | None = None,
+                 hits: dict | None = None,
                  ) -> tuple[dict, dict[str, int]]:
     """Forward ``inputs`` (input port -> frames) like dpdk-l3fwd.
 
@@ -617,7 +636,10 @@ def l3fwd_oracle(inputs: dict[int, list[bytes]], *, portmask: int, lookup: str =
     Inputs on ports outside ``portmask`` are not polled (l3fwd has no RX queue there).
     ``lookup="acl"`` needs both ``acl_v4`` and ``acl_v6`` (``parse_rule_file_acl``).
     Raises ValueError for options with which dpdk-l3fwd would not start
-    (``l3fwd_start_error``); ``max_pkt_len`` up to 2048 changes nothing.
+    (``l3fwd_start_error``); ``max_pkt_len`` up to 2048 changes nothing. ``hits``, when
+    given, is filled with the per-rule hit counters: (table, the rule's ordinal among its
+    file's rules) -> [packets, bytes] for each packet transmitted (or denied by an ACL
+    line) whose table lookup that rule decided.
     """
     if (lookup, pipeline) not in _HANDLERS:
         raise ValueError(f"unsupported lookup/pipeline {lookup}/{pipeline}")
@@ -652,6 +674,9 @@ def l3fwd_oracle(inputs: dict[int, list[bytes]], *, portmask: int, lookup: str =
         em4 = _EM([] if ipv6 else v4, portmask)
         em6 = _EM(v6 if ipv6 else [], portmask)
     ctx = _Ctx(portmask, lpm4, lpm6, em4, em6, acl4, acl6, dmac, smac)
+    for family, table in ((4, lpm4 or em4 or acl4), (6, lpm6 or em6 or acl6)):
+        table.name = f"{lookup}{family}"
+    ctx.hits = hits
 
     out = {p: [] for p in enabled}
     drops = Counter()
@@ -690,7 +715,16 @@ def _poll(sources, handler, ctx, rx_burst, out, drops) -> None:
                 if len(f) < MIN_ETH:
                     drops["truncated"] += 1
                     continue
+                for table in (ctx.lpm4, ctx.lpm6, ctx.em4, ctx.em6, ctx.acl4, ctx.acl6):
+                    if table is not None:
+                        table.last = None
                 dst, reason = handler(ctx, f, p)
+                if ctx.hits is not None and (dst is not None or reason == "acl_deny"):
+                    for table in (ctx.lpm4, ctx.lpm6, ctx.em4, ctx.em6, ctx.acl4, ctx.acl6):
+                        if table is not None and table.last is not None:
+                            count = ctx.hits.setdefault(table.last, [0, 0])
+                            count[0] += 1
+                            count[1] += len(frame)
                 if dst is None:
                     drops[reason] += 1
                 else:
