@@ -87,10 +87,10 @@ def test_a_failing_jobs_worker_ends_the_run_with_its_message(tmp_path, monkeypat
     def pipeline_failing_in_workers(name):
         forward = real(name)
 
-        def wrapped(batch, setup, timer):
+        def wrapped(batch, setup, timer, *decisions):       # the lookups' notes (rule hits)
             if os.getpid() != parent:
                 raise SimError("boom in a worker")
-            return forward(batch, setup, timer)
+            return forward(batch, setup, timer, *decisions)
         return wrapped
 
     monkeypatch.setattr(simulator, "pipeline", pipeline_failing_in_workers)
