@@ -41,3 +41,25 @@ def parse_int(text: str, what: str, low: int, high: int, base: int = 10, shown: 
         raise SimError(f"{what} {shown} out of range {low}..{high}")
     value = int(digits, base)
     return check_range(-value if text.startswith("-") else value, what, low, high, shown)
+
+
+def c_strtoul(text: str) -> int | None:
+    """``strtoul(text, &end, 10)`` with the whole text consumed; None otherwise."""
+    stripped = text.lstrip(" \t\n\v\f\r")
+    body = stripped[1:] if stripped[:1] == "+" else stripped
+    if not body or not body.isascii() or not body.isdigit():
+        return None
+    return int(body) if len(body) <= 20 else 1 << 64          # strtoul saturates: out of every range here
+
+
+def c_atoi(text: str) -> int:
+    """C's ``atoi``: the leading decimal number, 0 when there is none."""
+    body = text.lstrip(" \t\n\v\f\r")
+    sign = -1 if body[:1] == "-" else 1
+    body = body[1:] if body[:1] in "+-" else body
+    digits = ""
+    for char in body[:12]:
+        if not "0" <= char <= "9":
+            break
+        digits += char
+    return sign * int(digits or 0)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from ..dataplane.ports import parse_port_mac, parse_portmask
 from ..eal.args import getopt_long
 from ..errors import SimError
-from ..numbers import brief, parse_int
+from ..numbers import brief, c_atoi, c_strtoul, parse_int
 
 MAX_PKT_BURST = 512                    # l3fwd.h: the largest burst, and the TX buffer
 DEFAULT_PKT_BURST = 32
@@ -31,19 +31,10 @@ _LONG = ("config=", "eth-link-speed=", "rx-queue-size=", "tx-queue-size=", "eth-
 _EVENT_OPTIONS = ("--eventq-sched", "--event-eth-rxqs", "--event-vector", "--event-vector-size", "--event-vector-tmo")
 
 
-def _strtoul_decimal(text: str) -> int | None:
-    """``strtoul(text, &end, 10)`` with the whole text consumed; None otherwise."""
-    stripped = text.lstrip(" \t\n\v\f\r")
-    body = stripped[1:] if stripped[:1] == "+" else stripped
-    if not body or not body.isascii() or not body.isdigit():
-        return None
-    return int(body) if len(body) <= 20 else 1 << 64          # strtoul saturates: out of every range here
-
-
 def parse_queue_size(text: str, option: str) -> int:
     """``--rx-queue-size`` / ``--tx-queue-size`` (``parse_queue_size``): 1..65535."""
     name = option.lstrip("-")
-    value = _strtoul_decimal(text)
+    value = c_strtoul(text)
     if value is None or value == 0:
         raise SimError(f"{option} {brief(text)}: Invalid {name}")
     if value > QUEUE_SIZE_MAX:
@@ -53,7 +44,7 @@ def parse_queue_size(text: str, option: str) -> int:
 
 def parse_mbcache(text: str) -> int | None:
     """``--mbcache`` (``parse_mbcache_size``): at most 512; a non-number is ignored (None)."""
-    value = _strtoul_decimal(text)
+    value = c_strtoul(text)
     if value is not None and value > MEMPOOL_CACHE_MAX:
         raise SimError(f"--mbcache {brief(text)}: mbcache must be >= 0 and <= {MEMPOOL_CACHE_MAX}")
     return value
@@ -61,15 +52,7 @@ def parse_mbcache(text: str) -> int | None:
 
 def parse_link_speed(text: str) -> None:
     """``--eth-link-speed`` (``atoi``): 10 and 100 Mb/s cannot be forced."""
-    digits = text.strip()
-    sign = digits[:1] if digits[:1] in "+-" else ""
-    digits = digits[len(sign):]
-    number = ""
-    for char in digits:
-        if not ("0" <= char <= "9"):
-            break
-        number += char
-    if number and len(number) < 12 and int(sign + number) in (10, 100):
+    if c_atoi(text) in (10, 100):
         raise SimError(f"--eth-link-speed {brief(text)}: Unsupported fixed speed")
 
 
@@ -77,7 +60,7 @@ def parse_pkt_burst(text: str, rx: bool, current: int) -> tuple[int, str | None]
     """``--rx-burst`` / ``--tx-burst`` (``parse_pkt_burst``): the burst size and l3fwd's
     message, if it prints one. A non-number is ignored; above 512 or 0 keeps ``current``
     (net_pcap recommends no RX burst size)."""
-    value = _strtoul_decimal(text)
+    value = c_strtoul(text)
     if value is None:
         return current, None
     if value > MAX_PKT_BURST:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from ..dataplane.ports import parse_port_mac, parse_portmask
 from ..eal.args import getopt_long
 from ..errors import SimError
-from ..numbers import brief
+from ..numbers import brief, c_atoi
 from .run import FORWARD_MODES, MAX_PKT_BURST, TOPOLOGIES
 
 # testpmd's other engines: real, but generating or checksumming traffic, not modelled here
@@ -29,19 +29,6 @@ _QUIET = ("rxd=", "txd=", "mbcache=", "total-num-mbufs=", "mbuf-size=", "socket-
           "bitrate-stats=")
 NOT_INTERACTIVE = ("interactive mode is not modelled: drop -i; without it testpmd starts forwarding by itself, "
                    "as l3fwd-sim does")
-
-
-def _atoi(text: str) -> int:
-    """C's ``atoi``: the leading decimal number, 0 when there is none."""
-    body = text.lstrip(" \t\n\v\f\r")
-    sign = -1 if body[:1] == "-" else 1
-    body = body[1:] if body[:1] in "+-" else body
-    digits = ""
-    for char in body[:12]:
-        if not "0" <= char <= "9":
-            break
-        digits += char
-    return sign * int(digits or 0)
 
 
 @dataclass
@@ -87,7 +74,7 @@ def parse_args(argv: list[str], ports: int, max_rxq: int, max_txq: int, forwardi
                 raise SimError(f"port-topology {brief(value)} invalid - must be: paired, chained or loop")
             args.port_topology = value
         elif opt == "--burst":
-            n = _atoi(value)
+            n = c_atoi(value)
             if n == 0:
                 raise SimError(f"--burst={brief(value)}: PMD does not recommend a burst size. Provided value must "
                                f"be between 1 and {MAX_PKT_BURST}")
@@ -98,19 +85,19 @@ def parse_args(argv: list[str], ports: int, max_rxq: int, max_txq: int, forwardi
             port, mac = parse_port_mac(value, "--eth-peer")
             args.eth_peer[port] = mac
         elif opt in ("--rxq", "--txq"):
-            n, most = _atoi(value), max_rxq if opt == "--rxq" else max_txq
+            n, most = c_atoi(value), max_rxq if opt == "--rxq" else max_txq
             if not 0 <= n <= most:
                 raise SimError(f"{opt.lstrip('-')} {n} invalid - must be >= 0 && <= {most}")
             if n == 0:
                 raise SimError(f"{opt}=0: ports without {opt.lstrip('-')[:2].upper()} queues are not modelled")
             setattr(args, opt.lstrip("-"), n)
         elif opt == "--nb-cores":
-            n = _atoi(value)
+            n = c_atoi(value)
             if not 0 < n <= forwarding_lcores:
                 raise SimError(f"nb-cores should be > 0 and <= {forwarding_lcores}")
             args.nb_cores = n
         elif opt == "--nb-ports":
-            n = _atoi(value)
+            n = c_atoi(value)
             if not 0 < n <= ports:
                 raise SimError(f"--nb-ports={brief(value)}: Invalid port {n}")
             args.nb_ports = n

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from l3fwd_sim.eal.args import parse_eal, split_argv
 from l3fwd_sim.eal.net_pcap import MAX_QUEUES, parse_vdev
 from l3fwd_sim.errors import SimError
-from l3fwd_sim.l3fwd.args import (_strtoul_decimal, parse_args, parse_link_speed, parse_mbcache, parse_pkt_burst,
+from l3fwd_sim.l3fwd.args import (parse_args, parse_link_speed, parse_mbcache, parse_pkt_burst,
                                   parse_queue_size)
-from l3fwd_sim.testpmd.args import _atoi
+from l3fwd_sim.numbers import c_atoi, c_strtoul
 
 LIBC = ctypes.CDLL(None)
 LIBC.strtoul.restype = ctypes.c_ulong
@@ -125,12 +125,12 @@ numberish = st.one_of(st.integers(0, 10**7).map(str), st.from_regex(r"[ +]?[0-9]
 @given(numberish)
 def test_number_parsers_match_libc(text):
     """l3fwd's strtoul(…, 10)-and-whole-text checks and testpmd's atoi, against libc's."""
-    ours, theirs = _strtoul_decimal(text), _libc_strtoul(text)
+    ours, theirs = c_strtoul(text), _libc_strtoul(text)
     if theirs is None or ours is None:
         assert ours == theirs or (ours is not None and ours > 1 << 32)
     else:
         assert ours == theirs or (ours > 2**63 and theirs == 2**64 - 1)      # both saturate
-    assert _atoi(text) == LIBC.atoi(text.encode()) or len(text.strip().lstrip("+")) > 9
+    assert c_atoi(text) == LIBC.atoi(text.encode()) or len(text.strip().lstrip("+")) > 9
 
 
 @settings(max_examples=200)
