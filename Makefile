@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test bench clean bytecode
+.PHONY: demo test bench clean bytecode screenshot
 
 $(STAMP): pyproject.toml setup.py $(wildcard l3fwd_sim/*.[ch] l3fwd_sim/*/*.[ch])
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,10 @@ test: bytecode
 
 bench: bytecode
 	$(BIN)/l3fwd-sim bench -o bench-out
+
+# docs/report.png: a run's report.html as headless Chromium draws it (docs/report.md)
+screenshot: bytecode
+	$(BIN)/python tests/support/browser.py docs/report.png
 
 clean:
 	rm -rf $(VENV) demo-out bench-out .pytest_cache .hypothesis

@@ -9,12 +9,13 @@ Public API (each function returns plain dicts, as ``--json`` prints them)::
     lookup(LookupOptions(keys=["198.18.1.7"]))                         # l3fwd-sim lookup
     dpdk_l3fwd(["-l", "0", "--vdev", "net_pcap0,rx_pcap=a,tx_pcap=b", "--", ...])   # l3fwd-sim dpdk-l3fwd
     dpdk_testpmd([...])                                                # l3fwd-sim dpdk-testpmd
+    write_report("out"); write_compare_report(compare(...), "c.html")  # report.html (l3fwd-sim report)
     Lpm4, Lpm6, ExactMatchTable       # rte_lpm / rte_lpm6 / rte_hash semantics
     SimError                          # bad input; str() is a one-line message
 
 Each name is imported on first use (``l3fwd_sim.run`` loads the forwarding code, not
-scapy, Dask or the traffic generator), so that importing the package, and starting the
-command line, is quick.
+scapy, Dask, Bokeh or the traffic generator), so that importing the package, and
+starting the command line, is quick.
 """
 from importlib import import_module
 
@@ -24,10 +25,11 @@ _HOMES = {"run": "l3fwd.run", "RunOptions": "l3fwd.run", "find_inputs": "datapla
           "compare": "diff.compare", "CompareOptions": "diff.compare",
           "lookup": "l3fwd.lookup", "LookupOptions": "l3fwd.lookup",
           "dpdk_l3fwd": "l3fwd.main", "dpdk_testpmd": "testpmd.main",
+          "write_report": "report", "write_compare_report": "report",
           "Lpm4": "tables.lpm", "Lpm6": "tables.lpm", "ExactMatchTable": "tables.hash", "SimError": "errors"}
 
 __all__ = ["run", "RunOptions", "find_inputs", "testpmd_run", "TestpmdOptions", "generate", "GenerateOptions",
-           "compare", "CompareOptions", "lookup", "LookupOptions", "dpdk_l3fwd", "dpdk_testpmd", "Lpm4", "Lpm6", "ExactMatchTable", "SimError"]
+           "compare", "CompareOptions", "lookup", "LookupOptions", "dpdk_l3fwd", "dpdk_testpmd", "write_report", "write_compare_report", "Lpm4", "Lpm6", "ExactMatchTable", "SimError"]
 __version__ = "0.1.0"
 
 

@@ -716,35 +716,36 @@ fail:
     return NULL;
 }
 
-/* count_packets(in_port, reason, dest, rx, drops (ports x reasons), out (1 + ports)) */
+/* count_packets(in_port, reason, dest, rx, drops (ports x reasons), flows (ports x (1 + ports))) */
 static PyObject *py_count_packets(PyObject *self, PyObject *args)
 {
-    PyObject *in_port_o, *reason_o, *dest_o, *rx_o, *drops_o, *out_o;
-    if (!PyArg_ParseTuple(args, "OOOOOO", &in_port_o, &reason_o, &dest_o, &rx_o, &drops_o, &out_o))
+    PyObject *in_port_o, *reason_o, *dest_o, *rx_o, *drops_o, *flows_o;
+    if (!PyArg_ParseTuple(args, "OOOOOO", &in_port_o, &reason_o, &dest_o, &rx_o, &drops_o, &flows_o))
         return NULL;
     struct views v = {.n = 0};
-    Py_ssize_t n, n_reason, n_dest, n_rx, n_out;
+    Py_ssize_t n, n_reason, n_dest, n_rx;
     const int64_t *in_port, *dest;
     const uint8_t *reason;
-    int64_t *rx, *out;
-    Py_buffer *drops;
+    int64_t *rx;
+    Py_buffer *drops, *flows;
     if (!(in_port = vec(&v, in_port_o, 0, 8, &n, "in_port")) || !(reason = vec(&v, reason_o, 0, 1, &n_reason, "reason"))
         || !(dest = vec(&v, dest_o, 0, 8, &n_dest, "dest")) || !(rx = vec(&v, rx_o, 1, 8, &n_rx, "rx"))
-        || !(drops = take(&v, drops_o, 1, 8, 2, "drops")) || !(out = vec(&v, out_o, 1, 8, &n_out, "out"))
+        || !(drops = take(&v, drops_o, 1, 8, 2, "drops")) || !(flows = take(&v, flows_o, 1, 8, 2, "flows"))
         || !check_length(n_reason, n, "reason") || !check_length(n_dest, n, "dest"))
         goto fail;
-    int64_t reasons = drops->shape[1];
-    if (drops->shape[0] != n_rx || drops->strides[0] != reasons * 8) {
-        PyErr_SetString(PyExc_ValueError, "count_packets: drops must be (rx ports, reasons), contiguous");
+    int64_t reasons = drops->shape[1], width = flows->shape[1];
+    if (drops->shape[0] != n_rx || drops->strides[0] != reasons * 8 || flows->shape[0] != n_rx
+        || flows->strides[0] != width * 8) {
+        PyErr_SetString(PyExc_ValueError, "count_packets: drops and flows must be (rx ports, ...), contiguous");
         goto fail;
     }
     for (Py_ssize_t i = 0; i < n; i++)
-        if (in_port[i] < 0 || in_port[i] >= n_rx || reason[i] >= reasons || dest[i] < -1 || dest[i] + 1 >= n_out) {
+        if (in_port[i] < 0 || in_port[i] >= n_rx || reason[i] >= reasons || dest[i] < -1 || dest[i] + 1 >= width) {
             PyErr_SetString(PyExc_ValueError, "count_packets: a port or reason outside the counters");
             goto fail;
         }
     Py_BEGIN_ALLOW_THREADS
-    count_packets(in_port, reason, dest, n, reasons, rx, drops->buf, out);
+    count_packets(in_port, reason, dest, n, reasons, rx, drops->buf, flows->buf, width);
     Py_END_ALLOW_THREADS
     release(&v);
     Py_RETURN_NONE;
@@ -978,10 +979,10 @@ static PyObject *py_lcore_step(PyObject *self, PyObject *args)
     }
     if (!routes_of(&v, routes_o, routes))
         goto fail;
-    Py_ssize_t n_rx, n_out, n_runs, n_lens, n_single, ports, n_packets, data_len, sub, len, stride;
-    Py_buffer *drops;
+    Py_ssize_t n_rx, n_runs, n_lens, n_single, ports, n_packets, data_len, sub, len, stride;
+    Py_buffer *drops, *flows;
     if (!(s->counts.rx = vec(&v, c[0], 1, 8, &n_rx, "rx")) || !(drops = take(&v, c[1], 1, 8, 2, "drops"))
-        || !(s->counts.out = vec(&v, c[2], 1, 8, &n_out, "out"))
+        || !(flows = take(&v, c[2], 1, 8, 2, "flows"))
         || !(s->runs.port = vec(&v, r[0], 1, 8, &n_runs, "run_port")) || !(s->runs.len = vec(&v, r[1], 1, 8, &n_lens, "run_len"))
         || !(s->runs.single = vec(&v, r[2], 1, 1, &n_single, "run_single"))
         || !(s->out.data = vec(&v, data_o, 1, 1, &data_len, "data"))
@@ -998,7 +999,10 @@ static PyObject *py_lcore_step(PyObject *self, PyObject *args)
         goto fail;
     s->counts.reasons = drops->shape[1];
     s->counts.drops = drops->buf;
-    if (drops->shape[0] != n_rx || drops->strides[0] != s->counts.reasons * 8 || n_rx < 32 || n_out < 33
+    s->counts.flows = flows->buf;
+    s->counts.flow_width = flows->shape[1];
+    if (drops->shape[0] != n_rx || drops->strides[0] != s->counts.reasons * 8 || n_rx < 32
+        || flows->shape[0] != n_rx || flows->strides[0] != s->counts.flow_width * 8 || s->counts.flow_width < 33
         || oversize < 1 || oversize >= s->counts.reasons || s->counts.reasons < 7 || n_lens < n_runs || n_single < n_runs
         || n_runs < received || ports < 32 || n_packets < ports || capacity < 1
         || s->sub.width != ROW_BYTES || stride != ROW_BYTES || sub < rx_burst * sources) {

@@ -145,7 +145,7 @@ void rss_queues(const struct rss *r, const uint8_t *records, int64_t stride, int
 /* ------------------------------------------------------------ dataplane/stats.c */
 
 void count_packets(const int64_t *in_port, const uint8_t *reason, const int64_t *dest, int64_t n, int64_t reasons,
-                   int64_t *rx, int64_t *drops, int64_t *out);
+                   int64_t *rx, int64_t *drops, int64_t *flows, int64_t flow_width);
 
 /* ------------------------------------------------------------ dataplane/tx.c */
 
@@ -163,8 +163,8 @@ void send_runs(struct tx_counters *tx, const int64_t *run_ports, const int64_t *
 typedef void forward_fn(const struct packets *p, const void *app, struct verdicts *v);
 
 struct run_counts {                 /* dataplane/stats.py's RunStats counters */
-    int64_t *rx, *drops, *out;      /* drops: RX ports x reasons; out: by TX port + 1 */
-    int64_t reasons;
+    int64_t *rx, *drops, *flows;    /* drops: RX ports x reasons; flows: RX ports x (TX port + 1) */
+    int64_t reasons, flow_width;
 };
 
 struct tx_runs {                    /* a super-burst's TX calls in order, as dataplane/tx.py's TxLog keeps them */

@@ -408,7 +408,8 @@ def test_empty_rule_file_is_accepted_with_a_warning(world, tmp_path):
     assert any("empty_v4.cfg" in w for w in stats["warnings"])
 
 
-UNUSED_BY_RUN = ("dask", "distributed", "scapy", "tomllib", "numba", "l3fwd_sim.testpmd", "l3fwd_sim.diff",
+UNUSED_BY_RUN = ("dask", "distributed", "scapy", "tomllib", "numba", "bokeh", "l3fwd_sim.report",
+                 "l3fwd_sim.testpmd", "l3fwd_sim.diff",
                  "l3fwd_sim.traffic", "l3fwd_sim.bench", "l3fwd_sim.dataplane.cluster", "l3fwd_sim.dataplane.jobs",
                  "l3fwd_sim.dataplane.trace", "l3fwd_sim.dataplane.jsonlines", "l3fwd_sim.l3fwd.lookup")
 
@@ -416,7 +417,7 @@ UNUSED_BY_RUN = ("dask", "distributed", "scapy", "tomllib", "numba", "l3fwd_sim.
 @pytest.mark.parametrize("args,loaded", [([], ()), (["--trace", "all"], ("l3fwd_sim.dataplane.trace", "l3fwd_sim.dataplane.jsonlines"))])
 def test_run_imports_only_what_it_uses(tmp_path, args, loaded):
     """`run` starts fast by importing only its own code: not Dask, scapy, the traffic
-    generator, TOML, testpmd, compare, --jobs, --cluster — nor the trace machinery
+    generator, TOML, testpmd, compare, the report (Bokeh), --jobs, --cluster — nor the trace machinery
     unless --trace asks for it."""
     code = ("import sys; from l3fwd_sim.cli import main\n"
             f"sys.argv = ['l3fwd-sim', 'run', {str(REPO / 'pcaps')!r}, '-o', {str(tmp_path / 'o')!r}, '--quiet', "

@@ -82,6 +82,13 @@ class AtomicFile:
             self.path.unlink(missing_ok=True)
             os.replace(self._tmp, self.path)
 
+    def finish(self) -> Path:
+        """Close the complete temporary file without putting it in place, and name it: for
+        a caller that puts several files in place at once (``outdir.publish_files``).
+        ``abort()`` still removes it for as long as it has not been moved."""
+        self.file.close()
+        return self._tmp
+
     def abort(self) -> None:
         """Remove the temporary file, whatever state it is in (never raises for it)."""
         self.file.discard()

@@ -23,7 +23,7 @@ from .atomic import naming
 from .location import as_location, is_url, join, list_directory, make_directory, put, remove
 
 # what a run, testpmd or generate writes: a later run's set replaces all of these
-OWN_NAME = re.compile(r"port\d+(?:\.q\d+)?\.pcap(?:ng)?|stats\.json|trace\.jsonl")
+OWN_NAME = re.compile(r"port\d+(?:\.q\d+)?\.pcap(?:ng)?|stats\.json|trace\.jsonl|drops\.pcapng|report\.html")
 
 
 class OutputDir:
@@ -38,7 +38,7 @@ class OutputDir:
             self.stage = Path(tempfile.mkdtemp(prefix="l3fwd-sim-", suffix=".stage"))
             self.scratch = join(self.path, f".{self.stage.name}.chunks")
             return
-        self._created = _make_directory(self.path)
+        self._created = make_output_directory(self.path)
         try:
             _refuse_inputs(self.path, inputs)
             with naming(self.path, "cannot write into the output directory"):
@@ -97,11 +97,7 @@ class OutputDir:
         self._remove_created()
 
     def _remove_created(self) -> None:
-        for directory in self._created:            # deepest first; only if still empty
-            try:
-                directory.rmdir()
-            except OSError:
-                break
+        remove_created(self._created)
 
 
 def swap_in(placements: list[tuple[Path | None, Path]], aside) -> list[Path]:
@@ -163,8 +159,9 @@ def remove_quietly(path: Path) -> None:
     except OSError:
         pass
 
-def _make_directory(path: Path) -> list[Path]:
-    """Create ``path`` and missing parents; the ones created, deepest first."""
+def make_output_directory(path: Path) -> list[Path]:
+    """Create ``path`` and missing parents; the ones created, deepest first (for
+    :func:`remove_created`). A file, or anything else that is no directory, is refused."""
     if path.is_file():
         raise SimError(f"{path}: is a file, not a directory; give a directory for the outputs")
     if path.exists() and not path.is_dir():
@@ -177,6 +174,16 @@ def _make_directory(path: Path) -> list[Path]:
     except OSError as err:
         raise SimError(f"{path}: cannot create output directory: {err.strerror}") from None
     return missing
+
+
+def remove_created(directories: list[Path]) -> None:
+    """Remove the directories :func:`make_output_directory` created, deepest first, as
+    long as they are empty (a failed output leaves nothing behind)."""
+    for directory in directories:
+        try:
+            directory.rmdir()
+        except OSError:
+            break
 
 
 def _refuse_inputs(outdir: Path, inputs) -> None:

@@ -13,6 +13,10 @@ A file is little-endian and holds one section of one interface:
   padded to 32 bits, no options.
 
 The 64-bit time stamp is what a classic pcap lacks: seconds past 2106-02-07 are kept.
+
+Files of other shapes (``compare --write``: an interface per port, every packet with a
+comment) are built from the blocks one by one: :func:`section_header`,
+:func:`interface_block`, :func:`packet_block`.
 """
 from __future__ import annotations
 
@@ -28,7 +32,7 @@ from .records import HEAD_BYTES, MAX_CAPLEN
 
 SHB, IDB, EPB = 0x0A0D0D0A, 1, 6
 BYTE_ORDER_MAGIC = 0x1A2B3C4D
-_OPT_END, _IF_NAME, _IF_TSRESOL = 0, 2, 9
+_OPT_END, _OPT_COMMENT, _IF_NAME, _IF_TSRESOL = 0, 1, 2, 9
 EPB_FIXED = 32                # an EPB without data: type, length, interface, ts high, ts low, two lengths, trailer
 _HEAD_END = 28 + HEAD_BYTES   # in a block row: the fields, then the frame's head; a long frame's tail follows
 _ROW = _HEAD_END + 8          # ... and room for a long frame's padding and trailing length after the head
@@ -43,12 +47,61 @@ def _block(btype: int, body: bytes) -> bytes:
     return struct.pack("<II", btype, length) + body + struct.pack("<I", length)
 
 
+_END_OF_OPTIONS = _option(_OPT_END, b"")
+_OPTION_HEAD = struct.Struct("<HH")        # option code, value length
+_EPB_FIELDS = struct.Struct("<IIIIIII")   # type, length, interface, ts high, ts low, captured, wire length
+_TRAILER = struct.Struct("<I")
+_PADDING = [bytes(n) for n in range(4)]
+_OPTION_MAX = 0xFFFF                       # an option's length is 16 bits
+_CUT = "…".encode()
+
+
+def _comment_options(comment: str) -> bytes:
+    """The options of a block that has a comment only: ``opt_comment`` (UTF-8), then
+    ``opt_endofopt``. An option holds at most 65535 bytes: a longer comment is cut to
+    fit, at a character boundary, and ends in "…"."""
+    text = comment.encode()
+    if len(text) > _OPTION_MAX:
+        text = text[:_OPTION_MAX - len(_CUT)].decode(errors="ignore").encode() + _CUT
+    return b"".join((_OPTION_HEAD.pack(_OPT_COMMENT, len(text)), text, _PADDING[-len(text) % 4], _END_OF_OPTIONS))
+
+
+def section_header(comment: str | None = None) -> bytes:
+    """A Section Header Block (§4.1): byte-order magic, version 1.0, section length -1
+    (unknown); ``comment``: its ``opt_comment`` (one line of text: ``comments.printable``),
+    what Wireshark shows as the capture file's comment."""
+    options = _comment_options(comment) if comment is not None else b""
+    return _block(SHB, struct.pack("<IHHq", BYTE_ORDER_MAGIC, 1, 0, -1) + options)
+
+
+def interface_block(name: str, nanosecond: bool, linktype: int = LINKTYPE_ETHERNET,
+                    snaplen: int = MAX_CAPLEN) -> bytes:
+    """An Interface Description Block (§4.2): ``linktype``, ``snaplen``, ``if_name``
+    ``name`` and ``if_tsresol`` 9 (ns) or 6 (µs) — written even for µs, pcapng's default,
+    so that every reader sees the resolution. Interfaces are numbered from 0 in the order
+    their blocks appear in the section; a packet may only name one described before it."""
+    options = (_option(_IF_NAME, name.encode()) + _option(_IF_TSRESOL, bytes([9 if nanosecond else 6]))
+               + _END_OF_OPTIONS)
+    return _block(IDB, struct.pack("<HHI", linktype, 0, snaplen) + options)
+
+
+def packet_block(interface: int, ticks: int, wirelen: int, frame: bytes, comment: str | None = None) -> bytes:
+    """An Enhanced Packet Block (§4.3) of ``frame`` (its captured length is its length),
+    on interface number ``interface``, stamped ``ticks`` of that interface's resolution,
+    ``wirelen`` bytes long on the wire; ``comment``: its ``opt_comment`` (one line of
+    text: ``comments.printable``), Wireshark's packet comment (``frame.comment``). For
+    files built a packet at a time: about 2 µs a block with a comment, 1 µs without."""
+    caplen = len(frame)
+    pad = -caplen % 4
+    options = _comment_options(comment) if comment is not None else b""
+    length = EPB_FIXED + caplen + pad + len(options)
+    fields = _EPB_FIELDS.pack(EPB, length, interface, ticks >> 32, ticks & 0xFFFFFFFF, caplen, wirelen)
+    return b"".join((fields, frame, _PADDING[pad], options, _TRAILER.pack(length)))
+
+
 def file_header(interface: str, nanosecond: bool) -> bytes:
     """The Section Header Block and the Interface Description Block of an output."""
-    shb = _block(SHB, struct.pack("<IHHq", BYTE_ORDER_MAGIC, 1, 0, -1))
-    options = (_option(_IF_NAME, interface.encode()) + _option(_IF_TSRESOL, bytes([9 if nanosecond else 6]))
-               + _option(_OPT_END, b""))
-    return shb + _block(IDB, struct.pack("<HHI", LINKTYPE_ETHERNET, 0, MAX_CAPLEN) + options)
+    return section_header() + interface_block(interface, nanosecond)
 
 
 def _padded(caplen: np.ndarray) -> np.ndarray:

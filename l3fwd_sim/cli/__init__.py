@@ -23,7 +23,7 @@ import click
 from ..errors import SimError
 
 COMMANDS = {"run": "run", "testpmd": "testpmd", "generate": "generate", "compare": "compare", "lookup": "lookup",
-            "rules": "rules",
+            "rules": "rules", "report": "report",
             "bench": "bench", "dpdk-l3fwd": "dpdk_l3fwd", "dpdk-testpmd": "dpdk_testpmd"}   # command -> its module
 
 

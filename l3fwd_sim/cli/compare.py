@@ -27,23 +27,36 @@ import click
               "of its input packet in both runs: A/trace.jsonl and B/trace.jsonl, or --traces.")
 @click.option("--traces", nargs=2, type=click.Path(path_type=Path), metavar="TRACE_A TRACE_B",
               help="The two runs' trace files (implies --explain).")
+@click.option("--write", type=click.Path(path_type=Path), metavar="DIR",
+              help="Also write every differing packet into DIR/a.pcapng and DIR/b.pcapng, "
+                   "each with the difference as its comment (for Wireshark).")
+@click.option("--report", "report_file", type=click.Path(path_type=Path), metavar="FILE.html",
+              help="Also write the comparison as a page of tables and a chart that opens offline.")
 def command(a, b, max_diffs, timestamps, ts_tolerance, ignore, unordered, by_layers, as_json, explain,
-                    traces):
+                    traces, write, report_file):
     """Compare two pcap files, or two directories of port<N>.pcap (A is the reference).
 
     Exit status 0 when equal, 1 when they differ, 2 on error."""
     from ..diff.compare import CompareOptions, compare_paths
-    report = compare_paths(a, b, CompareOptions(
+    options = CompareOptions(
         timestamps=timestamps or ts_tolerance is not None,
         ts_tolerance=ts_tolerance or 0.0,
         ignore=tuple(ignore),
         unordered=unordered,
         max_diffs=max_diffs,
         by_layers=by_layers,
-    ))
+    )
+    if write is not None:
+        from ..diff.write import write_differences
+        report = write_differences(a, b, write, options)
+    else:
+        report = compare_paths(a, b, options)
     if explain or traces:
         from ..diff.explain import explain_report
         explain_report(report, *(traces or ()))
+    if report_file:
+        from ..report import write_compare_report
+        write_compare_report(report.to_dict(), report_file)
     click.echo(json.dumps(report.to_dict(), indent=2) if as_json else report.format_text())
     sys.exit(0 if report.equal else 1)
 

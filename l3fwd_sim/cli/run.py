@@ -13,6 +13,7 @@ from ..l3fwd.run import LOOKUPS, PIPELINES, RunOptions, run
 from ..l3fwd.args import DEFAULT_PKT_BURST, parse_pkt_burst
 from .options import (INPUTS_AUTO, OUTPUT_DIR, check_app_options, l3fwd_app_options, lookup_method,
                       output_format_option, print_stats, progress_printer)
+from .report import check_report_dir, report_flag, write_run_report
 
 
 def trace_count(text: str | None) -> int | str | None:
@@ -63,14 +64,21 @@ def trace_count(text: str | None) -> int | str | None:
                    "LocalCluster of N worker processes (needs the [cluster] extra; output identical).")
 @click.option("--trace", metavar="N|all", help="Write OUTDIR/trace.jsonl: what happened to each of the first N "
               "received packets (per lcore), or to every packet.")
+@click.option("--annotate", is_flag=True, help="pcapng outputs whose every packet carries its decision as a comment "
+              "(rx port and record, table, rule FILE:LINE, next hop): Wireshark's frame.comment.")
+@click.option("--drops", is_flag=True, help="Write OUTDIR/drops.pcapng: every dropped packet as received, one "
+              "interface per RX port, each with its drop reason as a comment.")
 @output_format_option(INPUTS_AUTO)
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stats as JSON on stdout.")
+@report_flag
 @l3fwd_app_options
 def command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipeline, rule_ipv4, rule_ipv6,
                 eth_dest, port_mac, rx_burst, tx_burst, max_pkt_len, alg, config, rss_key, reta_size, jobs, cluster,
-                trace, output_format, quiet, as_json, **app):
+                trace, annotate, drops, output_format, quiet, as_json, report, **app):
     """Forward INPUT pcaps (a directory of port<N>.pcap, or N=FILE) as dpdk-l3fwd would."""
+    if report:
+        check_report_dir(outdir)
     lookup = lookup_method(lookup, lpm_flag, em_flag)
     notes = check_app_options(app)
     rx_burst, rx_note = parse_pkt_burst(rx_burst, True, DEFAULT_PKT_BURST)
@@ -101,6 +109,8 @@ def command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipeline,
         jobs=jobs,
         cluster=cluster,
         trace=trace_count(trace),
+        annotate=annotate,
+        drops=drops,
         output_format=output_format,
         disable_rss=app["disable_rss"],
         parse_ptype=app["parse_ptype"],
@@ -109,6 +119,8 @@ def command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipeline,
         announce=None if quiet or as_json else lambda text: click.echo(f"l3fwd-sim: {text}", err=True),
     )
     stats = run(options)
+    if report:
+        write_run_report(outdir)
     print_stats(stats, quiet, as_json)
 
 

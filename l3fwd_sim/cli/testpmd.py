@@ -7,6 +7,7 @@ from ..dataplane.inputs import find_inputs
 from ..dataplane.ports import parse_port_mac, parse_portmask
 from ..testpmd.run import FORWARD_MODES, TOPOLOGIES, TestpmdOptions, testpmd_run
 from .options import INPUTS_AUTO, OUTPUT_DIR, output_format_option, print_stats, progress_printer
+from .report import check_report_dir, report_flag, write_run_report
 
 
 @click.command("testpmd")
@@ -23,13 +24,18 @@ from .options import INPUTS_AUTO, OUTPUT_DIR, output_format_option, print_stats,
 @click.option("--port-mac", "port_mac", multiple=True, metavar="PORT,MAC",
               help="MAC address of PORT (default 02:70:63:61:70:PORT, as net_pcap reports).")
 @click.option("-p", "--portmask", help="Hex mask of forwarding ports (default: ports with an input).")
+@click.option("--drops", is_flag=True, help="Write OUTDIR/drops.pcapng: every dropped packet as received, one "
+              "interface per RX port, each with its drop reason as a comment.")
 @output_format_option(INPUTS_AUTO)
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stats as JSON on stdout.")
+@report_flag
 def command(inputs, outdir, forward_mode, port_topology, burst, eth_peer, port_mac, portmask,
-                    output_format, quiet, as_json):
+                    drops, output_format, quiet, as_json, report):
     """Forward INPUT pcaps (a directory of port<N>.pcap, or N=FILE) as dpdk-testpmd's
     io, mac, macswap, 5tswap or icmpecho engine would."""
+    if report:
+        check_report_dir(outdir)
     stats = testpmd_run(TestpmdOptions(
         inputs=find_inputs(list(inputs)),
         outdir=outdir,
@@ -40,8 +46,11 @@ def command(inputs, outdir, forward_mode, port_topology, burst, eth_peer, port_m
         eth_peer=dict(parse_port_mac(x, "--eth-peer") for x in eth_peer),
         port_mac=dict(parse_port_mac(x, "--port-mac") for x in port_mac),
         output_format=output_format,
+        drops=drops,
         progress=progress_printer(quiet or as_json),
     ))
+    if report:
+        write_run_report(outdir)
     print_stats(stats, quiet, as_json)
 
 

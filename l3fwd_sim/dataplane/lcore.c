@@ -70,7 +70,7 @@ static int64_t drop_oversize(struct lcore_step *s, int64_t n, int64_t taken)
         if (m->caplen[i] > s->mbuf_data_room) {
             s->counts.rx[m->in_port[i]]++;
             s->counts.drops[m->in_port[i] * s->counts.reasons + s->oversize]++;
-            s->counts.out[0]++;
+            s->counts.flows[m->in_port[i] * s->counts.flow_width]++;
             if (i < taken)
                 s->trace.r.reason[s->trace.filled + i] = (uint8_t)s->oversize;
             continue;
@@ -190,7 +190,7 @@ int64_t lcore_step(struct lcore_step *s)
         s->forward(&p, s->app, &v);
         account(s, s->sub.burst, n);
         count_packets(s->sub.in_port, s->reason, s->dest, n, s->counts.reasons, s->counts.rx, s->counts.drops,
-                      s->counts.out);
+                      s->counts.flows, s->counts.flow_width);
         if (s->hits.packets)
             count_hits(&s->hits, &v, s->sub.caplen, n);
         if (t->r.index) {

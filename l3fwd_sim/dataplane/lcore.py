@@ -65,12 +65,12 @@ def forward_all(lcore: Lcore, outdir: Path, stats: RunStats, tx=None) -> list:
     tracing, trace_file, spools, tracer = lcore.tracing, None, [], None
     try:
         if tracing:
-            from .trace import BurstTracer, Spool, TraceFile      # the trace machinery, only when tracing
+            from .trace import BurstTracer, Spool                 # the trace machinery, only when tracing
             if tracing.spool:
                 spools.append(Spool.create(outdir))
                 sink = spools[0].append
             else:
-                trace_file = TraceFile(outdir, tracing.describe)
+                trace_file = tracing.open_sink(outdir)
                 sink = trace_file.write
             tracer = BurstTracer(tracing.limit, tracing.lcore, tracing.rx_queues, lcore.tx_ports, sink)
         with open_readers(lcore.inputs, lcore.captures) as readers:

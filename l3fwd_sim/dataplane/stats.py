@@ -2,7 +2,8 @@
 
 Per RX port: ``rx``, ``tx`` (of those received there, how many were transmitted, on any
 port), ``dropped`` and drops by reason, so that ``rx == tx + dropped`` per port and in
-total. Per TX port: ``out`` (packets written to its pcap) and the TX model's counters.
+total, and ``to``: how many of them each TX port sent. Per TX port: ``out`` (packets
+written to its pcap) and the TX model's counters.
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ class RunStats:
         self.reasons = self.app_reasons + RX_DROPS
         self._rx = {p: 0 for p in rx_ports}
         self._drops = {p: np.zeros(len(self.reasons) + 1, np.int64) for p in rx_ports}
-        self._out = {p: 0 for p in tx_ports}
+        self._flows = {p: np.zeros(MAX_PORTS + 1, np.int64) for p in rx_ports}   # by TX port + 1 (0: dropped)
         self.stage_seconds: dict[str, float] = {}
         self.setup_seconds: dict[str, float] = {}   # one-time costs: table builds
         self.warnings: list[str] = []
@@ -49,31 +50,36 @@ class RunStats:
     def count(self, in_port: np.ndarray, reason: np.ndarray, dest: np.ndarray) -> None:
         """Count a super-burst: each packet's RX port, drop reason (0: sent) and TX port
         (-1: dropped). ``stats.c`` twins it."""
-        width = len(self.reasons) + 1
         if (k := compiled.native()) is not None:
-            rx, drops = np.zeros(max(self.rx_ports) + 1, np.int64), np.zeros((max(self.rx_ports) + 1, width), np.int64)
-            out = np.zeros(max(self.tx_ports) + 2, np.int64)
+            counts = self.counters()
             k.count_packets(np.ascontiguousarray(in_port, np.int64), np.ascontiguousarray(reason, np.uint8),
-                            np.ascontiguousarray(dest, np.int64), rx, drops, out)
-            self.add_counts(rx, drops, out)
+                            np.ascontiguousarray(dest, np.int64), *counts)
+            self.add_counts(*counts)
             return
-        rx = np.bincount(in_port, minlength=max(self.rx_ports) + 1)
+        width, flow_width = len(self.reasons) + 1, MAX_PORTS + 1
+        rx = np.bincount(in_port, minlength=MAX_PORTS)
         dropped = np.flatnonzero(reason)          # usually few: counted apart from the rx pass
         drops = np.bincount(in_port[dropped] * width + reason[dropped], minlength=len(rx) * width).reshape(-1, width)
-        self.add_counts(rx, drops, np.bincount(dest + 1, minlength=max(self.tx_ports) + 2))
+        flows = np.bincount(in_port * flow_width + dest + 1, minlength=len(rx) * flow_width).reshape(-1, flow_width)
+        self.add_counts(rx, drops, flows)
 
     def counters(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Zeroed counters for any port (0..31) as :meth:`add_counts` takes them."""
         return (np.zeros(MAX_PORTS, np.int64), np.zeros((MAX_PORTS, len(self.reasons) + 1), np.int64),
-                np.zeros(MAX_PORTS + 1, np.int64))
+                np.zeros((MAX_PORTS, MAX_PORTS + 1), np.int64))
 
-    def add_counts(self, rx: np.ndarray, drops: np.ndarray, out: np.ndarray) -> None:
-        """Add counts by RX port (``rx``, ``drops`` by reason code) and by TX port + 1 (``out``)."""
+    def add_counts(self, rx: np.ndarray, drops: np.ndarray, flows: np.ndarray) -> None:
+        """Add counts by RX port: ``rx``, ``drops`` by reason code, ``flows`` by TX port + 1."""
         for port in self.rx_ports:
             self._rx[port] += int(rx[port])
             self._drops[port] += drops[port]
-        for port in self.tx_ports:
-            self._out[port] += int(out[port + 1])
+            self._flows[port] += flows[port]
+
+    @property
+    def _out(self) -> dict[int, int]:
+        """Packets sent per TX port, from any RX port."""
+        sent = sum(self._flows.values(), np.zeros(MAX_PORTS + 1, np.int64))
+        return {port: int(sent[port + 1]) for port in self.tx_ports}
 
     def empty_like(self) -> "RunStats":
         """Counters for another range of the same run (a ``--jobs`` worker)."""
@@ -95,8 +101,7 @@ class RunStats:
         for port, n in other._rx.items():
             self._rx[port] += n
             self._drops[port] += other._drops[port]
-        for port, n in other._out.items():
-            self._out[port] += n
+            self._flows[port] += other._flows[port]
         for stage, seconds in other.stage_seconds.items():
             self.add_stage_time(stage, seconds)
         for what, seconds in other.setup_seconds.items():
@@ -132,14 +137,17 @@ class RunStats:
         self.setup_seconds[what] = self.setup_seconds.get(what, 0.0) + seconds
 
     def to_dict(self) -> dict:
-        ports = {}
+        ports, out = {}, self._out
         for port in sorted(set(self.rx_ports) | set(self.tx_ports)):
             drops = self._drops.get(port)
             rx = self._rx.get(port, 0)
             dropped = int(drops[1:].sum()) if drops is not None else 0
-            entry = {"rx": rx, "tx": rx - dropped, "dropped": dropped, "out": self._out.get(port, 0),
+            flows = self._flows.get(port)
+            entry = {"rx": rx, "tx": rx - dropped, "dropped": dropped, "out": out.get(port, 0),
                      "drops": {} if drops is None else
-                     {name: int(drops[i + 1]) for i, name in enumerate(self.reasons) if drops[i + 1]}}
+                     {name: int(drops[i + 1]) for i, name in enumerate(self.reasons) if drops[i + 1]},
+                     "to": {} if flows is None else
+                     {str(tx): int(flows[tx + 1]) for tx in range(MAX_PORTS) if flows[tx + 1]}}
             if self.tx_model is not None and port in self.tx_model.tx_bursts:
                 entry["tx_model"] = {"tx_burst_calls": self.tx_model.tx_bursts[port],
                                      "direct_pkts": self.tx_model.direct[port],
@@ -149,10 +157,11 @@ class RunStats:
         total_rx = sum(self._rx.values())
         drops = {name: int(sum(d[i + 1] for d in self._drops.values())) for i, name in enumerate(self.reasons)}
         dropped = sum(drops.values())
-        totals = {"rx": total_rx, "tx": sum(self._out.values()), "dropped": dropped}
+        totals = {"rx": total_rx, "tx": sum(out.values()), "dropped": dropped}
         # Conservation: every received packet was transmitted or dropped with a reason.
         assert totals["rx"] == totals["tx"] + totals["dropped"], totals
-        assert all(p["rx"] == p["tx"] + p["dropped"] for p in ports.values()), ports
+        assert all(p["rx"] == p["tx"] + p["dropped"] == sum(p["to"].values()) + p["dropped"]
+                   for p in ports.values()), ports
         per_packet = {stage: (sec / total_rx * 1e9 if total_rx else 0.0)
                       for stage, sec in self.stage_seconds.items()}
         result = {

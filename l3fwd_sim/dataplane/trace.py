@@ -93,6 +93,8 @@ class Describe:
     detail: Callable[[Records], tuple[list[str], np.ndarray]]
     reasons: tuple[str, ...]          # drop reason names; code = index + 1
     tables: tuple[str, ...]           # the lookup tables a packet may be traced in; code = index + 1
+    decision: Callable[[Records], tuple[list[str], np.ndarray]] | None = None
+    # (run --annotate) what decided each record, as plain text: (texts, code per record: an index into texts)
 
 
 @dataclass
@@ -103,6 +105,11 @@ class Tracing:
     rx_queues: list[int]       # the RX queue of each of the lcore's inputs, in polling order
     describe: Describe
     spool: bool = False        # render once the outputs are complete (--jobs, several lcores)
+    open_sink: "Callable[[Path], RecordSink] | None" = None   # where finished records go (default: trace.jsonl)
+
+    def __post_init__(self):
+        if self.open_sink is None:
+            self.open_sink = lambda outdir: RecordSink(outdir, self.describe)
 
 
 def trace_lines(records: Records, describe: Describe) -> Lines:
@@ -253,6 +260,33 @@ class TraceFile:
         self.file.abort()
 
 
+class RecordSink:
+    """Where finished records go: ``trace.jsonl`` (:class:`TraceFile`, when asked for)
+    and ``keep`` (the annotations of ``--annotate``/``--drops``), which takes them as they
+    come — the records handed over may be reused by the caller afterwards."""
+
+    def __init__(self, outdir: Path, describe: Describe, trace_file: bool = True,
+                 keep: Callable[[Records], None] | None = None):
+        self.file = TraceFile(outdir, describe) if trace_file else None
+        self.keep = keep
+        self.lines = 0
+
+    def write(self, records: Records) -> None:
+        if self.file:
+            self.file.write(records)
+        if self.keep:
+            self.keep(records)
+        self.lines += len(records)
+
+    def commit(self) -> None:
+        if self.file:
+            self.file.commit()
+
+    def abort(self) -> None:
+        if self.file:
+            self.file.abort()
+
+
 @dataclass
 class Spool:
     """Records kept for rendering at the end, in a temporary file beside the outputs:
@@ -277,16 +311,17 @@ class Spool:
         self.path.unlink(missing_ok=True)
 
 
-def render_spools(lcore_spools: list[list[Spool]], limit: int | None, outdir: Path, describe: Describe,
+def render_spools(lcore_spools: list[list[Spool]], limit: int | None, outdir: Path,
+                  open_sink: Callable[[Path], RecordSink],
                   tx_position: Callable[[int, np.ndarray, np.ndarray], np.ndarray] | None = None,
                   block: int = 65536) -> int:
-    """Write ``OUTDIR/trace.jsonl`` from spooled records: lcore by lcore (each a list
+    """Hand spooled records to ``open_sink(outdir)`` (``trace.jsonl``): lcore by lcore (each a list
     of spools, e.g. one per ``--jobs`` process), chunk by chunk, at most ``limit``
     records per lcore. A record's ``tx_index`` is made absolute by the packets its
     lcore sent in earlier chunks, then mapped by ``tx_position(lcore, tx_port,
     tx_index)`` (several lcores: the position in the merged port file). Returns the
     lines written."""
-    out = TraceFile(outdir, describe)
+    out = open_sink(outdir)
     try:
         for lcore, spools in enumerate(lcore_spools):
             segments = sorted(((chunk, n, sent, spool, at) for spool in spools

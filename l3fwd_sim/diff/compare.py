@@ -57,6 +57,7 @@ import math
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -274,8 +275,11 @@ class Report:
 # ---------------------------------------------------------------------------------------
 # entry points
 # ---------------------------------------------------------------------------------------
-def compare_paths(a: str | Path, b: str | Path, options: CompareOptions | None = None) -> Report:
-    """Two pcap files, or two directories of ``port<N>.pcap``."""
+def compare_paths(a: str | Path, b: str | Path, options: CompareOptions | None = None,
+                  each_port: Callable[[PortDifferences], None] | None = None) -> Report:
+    """Two pcap files, or two directories of ``port<N>.pcap``. ``each_port`` is called
+    with every difference of each port, in port order, while the port's two captures are
+    in memory (``compare --write``, write.py)."""
     a, b = Path(a), Path(b)
     for path in (a, b):
         if not path.exists():
@@ -283,7 +287,7 @@ def compare_paths(a: str | Path, b: str | Path, options: CompareOptions | None =
     if a.is_dir() != b.is_dir():
         raise SimError(f"{a if a.is_dir() else b} is a directory but {b if a.is_dir() else a} is not: "
                        "compare two pcap files or two directories of port<N>.pcap")
-    return compare_dirs(a, b, options) if a.is_dir() else compare_files(a, b, options)
+    return compare_dirs(a, b, options, each_port) if a.is_dir() else compare_files(a, b, options, each_port)
 
 
 def compare(a: str | Path, b: str | Path, options: CompareOptions | None = None) -> dict:
@@ -291,16 +295,18 @@ def compare(a: str | Path, b: str | Path, options: CompareOptions | None = None)
     return compare_paths(a, b, options).to_dict()
 
 
-def compare_files(a: str | Path, b: str | Path, options: CompareOptions | None = None) -> Report:
-    return _compare({None: Path(a)}, {None: Path(b)}, str(a), str(b), options)
+def compare_files(a: str | Path, b: str | Path, options: CompareOptions | None = None,
+                  each_port: Callable[[PortDifferences], None] | None = None) -> Report:
+    return _compare({None: Path(a)}, {None: Path(b)}, str(a), str(b), options, each_port)
 
 
-def compare_dirs(a: str | Path, b: str | Path, options: CompareOptions | None = None) -> Report:
+def compare_dirs(a: str | Path, b: str | Path, options: CompareOptions | None = None,
+                 each_port: Callable[[PortDifferences], None] | None = None) -> Report:
     """Ports are matched by file name; files other than ``port<N>.pcap`` are ignored."""
-    return _compare(find_inputs([str(a)]), find_inputs([str(b)]), str(a), str(b), options)
+    return _compare(find_inputs([str(a)]), find_inputs([str(b)]), str(a), str(b), options, each_port)
 
 
-def _compare(files_a: dict, files_b: dict, a: str, b: str, options: CompareOptions | None) -> Report:
+def _compare(files_a: dict, files_b: dict, a: str, b: str, options: CompareOptions | None, each_port) -> Report:
     opt = options or CompareOptions()
     opt.validate()
     result = Report(a, b, opt, [], [])
@@ -308,7 +314,7 @@ def _compare(files_a: dict, files_b: dict, a: str, b: str, options: CompareOptio
     for port in sorted(set(files_a) | set(files_b), key=lambda p: -1 if p is None else p):
         budget = opt.max_diffs - len(result.differences)
         report, diffs, counts = _compare_port(port, files_a.get(port), files_b.get(port), opt, budget,
-                                              BY_LAYERS_LIMIT - result.by_layers_examined)
+                                              BY_LAYERS_LIMIT - result.by_layers_examined, each_port)
         result.ports.append(report)
         result.differences.extend(diffs)
         layers.update(counts)
@@ -352,7 +358,7 @@ class _Events:
     new_at: np.ndarray = field(default_factory=lambda: _NONE)   # A position of each extra, for sorting
 
 
-def _compare_port(port, path_a, path_b, opt: CompareOptions, budget: int, layer_budget: int):
+def _compare_port(port, path_a, path_b, opt: CompareOptions, budget: int, layer_budget: int, each_port):
     report = PortReport(port, str(path_a) if path_a else None, str(path_b) if path_b else None)
     cap_a = load_capture(path_a) if path_a else None
     cap_b = load_capture(path_b) if path_b else None
@@ -371,7 +377,12 @@ def _compare_port(port, path_a, path_b, opt: CompareOptions, budget: int, layer_
     report.matched, report.modified = len(events.matched[0]), len(events.modified[0])
     report.reordered, report.missing, report.extra = len(events.moved[0]), len(events.gone), len(events.new)
     counts = _layer_counts(cap_a, cap_b, events, layer_budget) if opt.by_layers else Counter()
-    return report, _describe(port, cap_a, cap_b, opt, events, budget), counts
+    described = _describe(port, cap_a, cap_b, opt, events, budget)
+    if each_port is not None:
+        every = _listed(port, events)
+        every[:len(described)] = described              # the same differences, in the same order
+        each_port(PortDifferences(port, cap_a, cap_b, every, len(described)))
+    return report, described, counts
 
 
 def _classify(cap_a: Capture, cap_b: Capture, opt: CompareOptions, notes: list[str]) -> _Events:
@@ -537,44 +548,74 @@ def _layer_counts(cap_a, cap_b, events: _Events, limit: int) -> Counter:
     return counts
 
 
-def _describe(port, cap_a, cap_b, opt: CompareOptions, events: _Events, budget: int) -> list[Difference]:
-    """The first ``budget`` differences in file order (by A position, then B index),
-    dissected and named."""
-    if budget <= 0:
-        return []
+@dataclass
+class PortDifferences:
+    """Every difference of one port, in file order (by A position, then B index), as
+    ``compare_paths`` hands them to ``each_port`` while the port's captures are in
+    memory (None: no such port file on that side). The first ``described`` are the
+    report's own, named and dissected; the others carry their kind and indexes only
+    (``field_changes`` names a modified pair's fields)."""
+    port: int | None
+    cap_a: Capture | None
+    cap_b: Capture | None
+    differences: list[Difference]
+    described: int
+
+
+def _listed(port, events: _Events, limit: int | None = None) -> list[Difference]:
+    """The port's first ``limit`` (default: all) differences in file order (by A
+    position, then B index), with their kind and indexes."""
     (mod_a, mod_b), (moved_a, moved_b) = events.modified, events.moved
     pos = np.concatenate([events.gone, mod_a, moved_a, events.new_at])
     ib = np.concatenate([np.full(len(events.gone), -1), mod_b, moved_b, events.new])
     kind = np.repeat(np.arange(4), [len(events.gone), len(mod_a), len(moved_a), len(events.new)])
-    order = np.lexsort((ib, pos))[:budget]
-    out = []
-    names = set(opt.ignore)
-    for k in order.tolist():
-        code, i, j = int(kind[k]), int(pos[k]), int(ib[k])
-        diff = Difference(port, _KINDS[code], None if code == 3 else i, None if code == 0 else j)
-        fa = cap_a.frame(i) if code != 3 else None
-        fb = cap_b.frame(j) if code != 0 else None
+    order = np.lexsort((ib, pos))[:limit]
+    return [Difference(port, _KINDS[code], None if code == 3 else i, None if code == 0 else j)
+            for code, i, j in zip(kind[order].tolist(), pos[order].tolist(), ib[order].tolist())]
+
+
+def _describe(port, cap_a, cap_b, opt: CompareOptions, events: _Events, budget: int) -> list[Difference]:
+    """The first ``budget`` differences in file order, dissected and named."""
+    if budget <= 0:
+        return []
+    out = _listed(port, events, budget)
+    for diff in out:
+        fa = cap_a.frame(diff.index_a) if diff.index_a is not None else None
+        fb = cap_b.frame(diff.index_b) if diff.index_b is not None else None
         diff.frame_a, diff.frame_b = fa, fb
         diff.summary_a = summary(fa, cap_a.linktype) if fa is not None else None
         diff.summary_b = summary(fb, cap_b.linktype) if fb is not None else None
-        if code == 1:
-            _describe_modified(diff, cap_a, cap_b, i, j, fa, fb, names, opt)
-        out.append(diff)
+        if diff.kind == "modified":
+            _describe_modified(diff, cap_a, cap_b, fa, fb, opt)
     return out
 
 
-def _describe_modified(diff: Difference, cap_a, cap_b, i, j, fa, fb, names, opt) -> None:
-    diff.fields = [FieldDiff(*f) for f in field_differences(fa, fb, names, (cap_a.linktype, cap_b.linktype))]
+def field_changes(cap_a: Capture, cap_b: Capture, i: int, j: int, opt: CompareOptions,
+                  frame_fields: Callable = field_differences) -> list[FieldDiff]:
+    """What differs between A[i] and B[j], a modified pair, as the report lists it:
+    ``frame.cap_len``, ``linktype``, the frames' fields (``frame_fields(frame_a,
+    frame_b, ignore, linktypes)``, by default scapy's names via ``field_differences``),
+    ``frame.len``, and with ``timestamps`` ``frame.time``."""
+    names = set(opt.ignore)
+    fa, fb = cap_a.frame(i), cap_b.frame(j)
+    fields = [FieldDiff(*f) for f in frame_fields(fa, fb, names, (cap_a.linktype, cap_b.linktype))]
     if cap_a.linktype != cap_b.linktype:
-        diff.fields.insert(0, FieldDiff("linktype", _link(cap_a.linktype), _link(cap_b.linktype)))
+        fields.insert(0, FieldDiff("linktype", _link(cap_a.linktype), _link(cap_b.linktype)))
     if len(fa) != len(fb):
-        diff.fields.insert(0, FieldDiff("frame.cap_len", str(len(fa)), str(len(fb))))
+        fields.insert(0, FieldDiff("frame.cap_len", str(len(fa)), str(len(fb))))
     if "frame.len" not in names and cap_a.wirelen[i] != cap_b.wirelen[j]:
-        diff.fields.append(FieldDiff("frame.len", str(int(cap_a.wirelen[i])), str(int(cap_b.wirelen[j]))))
+        fields.append(FieldDiff("frame.len", str(int(cap_a.wirelen[i])), str(int(cap_b.wirelen[j]))))
     if opt.timestamps and "frame.time" not in names:
         ta, tb = int(cap_a.ts_ns[i]), int(cap_b.ts_ns[j])
         if abs(ta - tb) > round(opt.ts_tolerance * 1e9):
-            diff.fields.append(FieldDiff("frame.time", _stamp(ta), _stamp(tb)))
+            fields.append(FieldDiff("frame.time", _stamp(ta), _stamp(tb)))
+    return fields
+
+
+def _describe_modified(diff: Difference, cap_a, cap_b, fa, fb, opt) -> None:
+    """The pair's fields, and its differing byte offsets (ignored ones apart) for the hexdump."""
+    diff.fields = field_changes(cap_a, cap_b, diff.index_a, diff.index_b, opt)
+    names = set(opt.ignore)
     short = min(len(fa), len(fb))
     va, vb = np.frombuffer(fa, np.uint8, short), np.frombuffer(fb, np.uint8, short)
     mask = np.full(short, 0xFF, np.uint8)

@@ -62,7 +62,7 @@ def format_report(report) -> str:
     shown = report.differences
     for n, d in enumerate(shown, 1):
         lines.append("")
-        lines.append(f"difference {n} of {total}: {_title(d)}")
+        lines.append(f"difference {n} of {total}: {title(d)}")
         if d.kind == "modified":
             width = max([len(f.field) for f in d.fields] + [5])
             for f in d.fields:
@@ -83,7 +83,8 @@ def format_report(report) -> str:
     return "\n".join(lines)
 
 
-def _title(d) -> str:
+def title(d) -> str:
+    """What a difference is, where: "port 2, packet A[41] modified in B[41]"."""
     where = _port_name(d.port)
     if d.kind == "modified":
         return f"{where}, packet A[{d.index_a}] modified in B[{d.index_b}]"
@@ -96,6 +97,14 @@ def _title(d) -> str:
 
 def _value(v) -> str:
     return "(absent)" if v is None else v
+
+
+def one_line(d) -> str:
+    """The difference on one line (``compare --write``'s packet comments): its title,
+    then each field that changed, "port 2, packet A[41] modified in B[41]: IP.ttl 38→39,
+    IP.chksum 0x3412→0x3312"."""
+    changes = ", ".join(f"{f.field} {_value(f.a)}→{_value(f.b)}" for f in d.fields)
+    return f"{title(d)}: {changes}" if changes else title(d)
 
 
 def hexdump(d) -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -66,6 +67,8 @@ class RunOptions(PortInputs):
     jobs: int = 1                        # processes: a speed knob, never changes output
     cluster: str | None = None           # Dask scheduler address or local:N (cluster.py): never changes output
     trace: int | str | None = None       # trace the first N packets (per lcore), "all", or None: OUTDIR/trace.jsonl
+    annotate: bool = False               # pcapng outputs, each packet's decision in its opt_comment (annotations.py)
+    drops: bool = False                  # OUTDIR/drops.pcapng: every dropped packet as received, with its reason
     progress: Callable[[int, int], None] | None = None   # called with (bytes read, total bytes)
     announce: Callable[[str], None] | None = None        # one-line notices while running (the Dask dashboard)
     output_format: str = "auto"          # pcap, pcapng, or auto: pcapng when every input is pcapng
@@ -99,6 +102,10 @@ def _validate(opt: RunOptions) -> tuple[int, dict[int, Path], list[str]]:
 
     if opt.trace is not None and opt.trace != "all" and not (isinstance(opt.trace, int) and opt.trace >= 0):
         raise SimError(f"--trace {opt.trace}: give a number of packets (0 or more) or 'all'")
+    if opt.annotate or opt.drops:
+        from ..dataplane.annotations import check_annotations
+        check_annotations(opt.annotate, opt.drops, opt.trace, opt.output_format,
+                          [*opt.inputs.values(), *opt.queue_inputs.values()])
     for name in ("rx_burst", "tx_burst"):
         value = getattr(opt, name)
         if not 1 <= value <= 512:
@@ -215,18 +222,23 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
     # the rule hit counters: what l3fwd sent, and ACL's deny lines, count for the rule that decided
     stats.hits = RuleHits(TABLE_NAMES, rule_hit_sizes(opt.lookup, routes), (0, REASON_CODE["acl_deny"]))
     nanosecond = captures.nanosecond if opt.nanosecond is None else opt.nanosecond
-    fmt = output_format(opt.output_format, captures.file_formats)     # a format's name is its files' suffix
+    fmt = "pcapng" if opt.annotate else output_format(opt.output_format, captures.file_formats)   # = files' suffix
     several = len(lcores.ids) > 1
     # each lcore's queues that have a capture, in its polling order
     polled = {lc: [q for q in lcores.rx[lc] if (q.port, q.queue) in sources] for lc in lcores.ids}
-    limit = None if opt.trace == "all" else opt.trace
+    limit = None if opt.trace in ("all", None) else opt.trace     # --annotate/--drops trace every packet
     # where a trace line's output position or input record number is only known at the end
     spool = several or opt.jobs > 1 or opt.cluster is not None
-    trace_lines = None
-    if opt.trace is not None:                     # the trace machinery, imported only when tracing
-        from ..dataplane.trace import TRACE_FILE, Tracing, render_spools
+    trace_lines = annotations = open_sink = None
+    if opt.trace is not None or opt.annotate or opt.drops:     # the trace machinery, imported only when tracing
+        from ..dataplane.trace import TRACE_FILE, RecordSink, Tracing, render_spools
         from .trace import describe
         trace_lines = describe(opt.lookup, routes, stats.reasons)
+        if opt.annotate or opt.drops:
+            from ..dataplane.annotations import DROPS_FILE, Annotations
+            annotations = Annotations(trace_lines, opt.annotate, opt.drops, any(n > 1 for n in lcores.queues.values()))
+        open_sink = partial(RecordSink, describe=trace_lines, trace_file=opt.trace is not None,
+                            keep=annotations and annotations.keep)
 
     def lcore_loop(lcore_id: int, jobs: int, forked: bool = False) -> tuple[RunStats, TxModel, list]:
         """One lcore's main loop over its queues, into its TX queue's files (``forked``: in
@@ -234,7 +246,8 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
         shared with the processes forked beside it)."""
         queues = [(q.port, sources[q.port, q.queue]) for q in polled[lcore_id]]
         name = f"port{{port}}.q{lcores.tx_queue(lcore_id)}.{fmt}" if several else f"port{{port}}.{fmt}"
-        tracing = trace_lines and Tracing(limit, lcore_id, [q.queue for q in polled[lcore_id]], trace_lines, spool)
+        tracing = trace_lines and Tracing(limit, lcore_id, [q.queue for q in polled[lcore_id]], trace_lines, spool,
+                                          open_sink)
         lcore = Lcore(queues, opt.rx_burst, forward,
                       tx_ports, nanosecond, _account(opt.lookup, opt.pipeline), opt.chunk_packets,
                       None if several else opt.progress, name, tracing, None if forked else captures, fmt,
@@ -283,9 +296,17 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
         if trace_lines:
             traced = stats.traced
             if spool:
-                traced = render_spools(lcore_spools, limit, outdir, trace_lines,
+                traced = render_spools(lcore_spools, limit, outdir, open_sink,
                                        _tx_position(positions, lcores) if several else None)
-            stats.trace = {"file": TRACE_FILE, "limit": "all" if limit is None else limit, "packets": traced}
+            if opt.trace is not None:
+                stats.trace = {"file": TRACE_FILE, "limit": "all" if limit is None else limit, "packets": traced}
+        if annotations:
+            tx_queues = range(len(lcores.ids)) if several else ()
+            annotations.finish({port: [(outdir / f"port{port}.{fmt}", None),
+                                       *((outdir / f"port{port}.q{k}.{fmt}", positions[port][k]) for k in tx_queues)]
+                                for port in tx_ports},
+                               stats.rx_ports, lambda port, queue: _capture_path(sources[port, queue]), nanosecond,
+                               outdir / DROPS_FILE)
     finally:
         for spools in lcore_spools:
             for each in spools:
@@ -303,6 +324,11 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
     result = stats.to_dict()
     write_json_atomic(outdir / "stats.json", result)
     return result
+
+
+def _capture_path(source) -> Path:
+    """The capture an RX queue reads: its own, or its port's (an RSS share of it)."""
+    return source.path if isinstance(source, RssShare) else source
 
 
 def _cluster(opt: RunOptions):

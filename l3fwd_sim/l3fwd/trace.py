@@ -60,7 +60,19 @@ def describe(lookup: str, routes, reasons: tuple[str, ...]) -> Describe:
     def detail(records: Records) -> tuple[list[str], np.ndarray]:
         return drop_details(records, lookup, reasons)
 
-    return Describe(middle, detail, reasons, TABLES)
+    def decision(records: Records) -> tuple[list[str], np.ndarray]:
+        """``lpm4 routes/lpm_default_v4.cfg:5`` (the rule's line), ``lpm4 miss`` or
+        ``no lookup``, each distinct one written once."""
+        cases, codes = np.unique(records["table"].astype(np.int64) << 40 | (records["rule"] + 1), return_inverse=True)
+        texts = []
+        for case in cases.tolist():        # (table code, rule id + 1): a rule id is a line number, < 2^40
+            code, line = case >> 40, (case & (1 << 40) - 1) - 1
+            table = TABLES[code - 1]
+            texts.append("no lookup" if code == 0 else f"{table} miss" if line < 0 else
+                         f"{table} {files.get(4 if table.endswith('4') else 6, '?')}:{line}")
+        return texts, codes.reshape(-1)
+
+    return Describe(middle, detail, reasons, TABLES, decision)
 
 
 def frame_heads(head: np.ndarray) -> np.ndarray:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -78,6 +79,7 @@ class TestpmdOptions(PortInputs):
     txq: int = 1
     flush_rx: bool = False               # testpmd's default: every RX queue drained before forwarding
     nanosecond: bool | None = None       # time stamps of pcap outputs: None = nanoseconds when an input has them
+    drops: bool = False                  # OUTDIR/drops.pcapng: every dropped packet as received, with its reason
 
 
 def stream_tx_ports(fwd_ports: list[int], topology: str) -> dict[int, int]:
@@ -140,40 +142,70 @@ def testpmd_run(opt: TestpmdOptions) -> dict:
                               f"the last port ({fwd_ports[-1]}) will pair with itself (as testpmd warns)")
 
 
-    def forward(batch, timer):
+    def forward(batch, timer, decisions=None):       # (no lookup to note in decisions)
         with timer("forward"):
             dest = route[batch.in_port]
             reason = engine.forward(batch, dest, ports)
             dest[reason != 0] = -1
         return dest, reason
 
-    def flushed(batch, timer):
+    def flushed(batch, timer, decisions=None):
         return np.full(len(batch), -1, np.int64), np.full(len(batch), CODE["rx_flushed"], np.uint8)
 
-    # per TX queue number, the captures its streams read and its files' names
+    # per TX queue number, the captures its streams read (their RX queue's), its files' names and the queue
     if opt.queue_inputs:
         polled = range(opt.rxq) if opt.flush_rx else stream_queues(opt, engine)
         levels = [({p: f for (p, q), f in opt.queue_inputs.items() if q == queue and portmask >> p & 1},
-                   f"port{{port}}.q{queue}") for queue in polled]
+                   f"port{{port}}.q{queue}", queue) for queue in polled]
     else:
-        levels = [(opt.inputs, "port{port}")]
-    inputs = [path for level, _ in levels for path in level.values()]
+        levels = [(opt.inputs, "port{port}", 0)]
+    inputs = [path for level, _, _ in levels for path in level.values()]
+    drops = _Drops(stats, opt, inputs) if opt.drops else None
     captures = OpenCaptures(inputs)
     try:
         with compiled.for_inputs(captures.input_bytes), OutputDir(opt.outdir, inputs) as out:
             fmt = output_format(opt.output_format, captures.file_formats)
             nanosecond = captures.nanosecond if opt.nanosecond is None else opt.nanosecond
-            for level, name in levels:
+            for level, name, queue in levels:
                 lcore = Lcore(sorted(level.items()), opt.burst, flushed if opt.flush_rx else forward, fwd_ports,
                               nanosecond, chunk_packets=opt.chunk_packets, progress=opt.progress,
-                              captures=captures, output_name=f"{name}.{fmt}", output_format=fmt)
+                              captures=captures, output_name=f"{name}.{fmt}", output_format=fmt,
+                              tracing=drops and drops.tracing(queue, len(level)))
                 forward_all(lcore, out.stage, stats)
+            if drops:
+                drops.finish(out.stage, nanosecond)
             result = _finish(opt, stats, started, portmask, streams, fmt)
             write_json_atomic(out.stage / "stats.json", result)
             out.publish()
     finally:
         captures.close()
     return result
+
+
+class _Drops:
+    """``--drops``: each stream's packets traced (no lookup to describe, no detail beyond
+    the reason) into :class:`~l3fwd_sim.dataplane.annotations.Annotations`."""
+
+    def __init__(self, stats: RunStats, opt: TestpmdOptions, inputs: list):
+        from ..dataplane.annotations import Annotations, check_annotations
+        from ..dataplane.trace import Describe, RecordSink
+        check_annotations(False, True, None, opt.output_format, inputs)
+        self.describe = Describe(lambda records, lines: None, lambda records: ([], np.zeros(len(records), np.intp)),
+                                 stats.reasons, ())
+        self.annotations = Annotations(self.describe, False, True, bool(opt.queue_inputs))
+        self.open_sink = partial(RecordSink, describe=self.describe, trace_file=False, keep=self.annotations.keep)
+        self.stats, self.opt = stats, opt
+
+    def tracing(self, queue: int, inputs: int):
+        """The tracing of the streams that poll RX queue ``queue`` of ``inputs`` ports."""
+        from ..dataplane.trace import Tracing
+        return Tracing(None, 0, [queue] * inputs, self.describe, open_sink=self.open_sink)
+
+    def finish(self, outdir, nanosecond: bool) -> None:
+        from ..dataplane.annotations import DROPS_FILE
+        opt = self.opt
+        self.annotations.finish({}, self.stats.rx_ports, lambda port, queue: opt.queue_inputs[port, queue]
+                                if opt.queue_inputs else opt.inputs[port], nanosecond, outdir / DROPS_FILE)
 
 
 def _finish(opt: TestpmdOptions, stats: RunStats, started: float, portmask: int, streams: dict[int, int],

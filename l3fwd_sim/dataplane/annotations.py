@@ -1,0 +1,260 @@
+"""``--annotate`` and ``--drops``: the decisions inside the captures, for Wireshark.
+
+Both read the run's trace (:mod:`.trace`) of every packet. Its finished records — the
+output positions final, as ``trace.jsonl`` gets them — are handed to
+:meth:`Annotations.keep` as they come, and kept as compact columns and rendered comment
+text (the renderer of the trace lines, :class:`~.jsonlines.Lines`). Once every output
+is complete, :meth:`Annotations.finish` writes them:
+
+* ``--annotate``: every Enhanced Packet Block of every pcapng output gets an
+  ``opt_comment`` (draft-ietf-opsawg-pcapng §3.5, code 1) naming the packet's RX port
+  and record number and what decided it — ``rx port 0 #2 · lpm4
+  routes/lpm_default_v4.cfg:5 · next hop 2`` — so that Wireshark shows it as
+  ``frame.comment``;
+* ``--drops``: ``drops.pcapng``, every dropped packet as received (its bytes read again
+  from its capture: :func:`read_records`), in processing order, on one interface per
+  RX port (``if_name`` ``port<N>``), its comment the reason as ``stats.json`` names it,
+  the trace's detail and where it came from: ``rfc1812_invalid: IHL 0 < 5 · rx port 1 #23``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from ..capture import kernels
+from ..capture.atomic import AtomicFile
+from ..capture.comments import printable
+from ..capture.location import as_location, identity
+from ..capture.offline import open_offline
+from ..capture.pcapng_writer import EPB, interface_block, packet_block, section_header
+from ..capture.records import HEAD_BYTES
+from ..errors import SimError
+from .jsonlines import Lines
+from .trace import Describe, Records, TraceRecord, TraceRecords
+
+DROPS_FILE = "drops.pcapng"
+SEPARATOR = " · "
+_OPT_COMMENT = 1
+
+
+class Annotations:
+    """What ``--annotate`` and ``--drops`` keep of a run's trace records: the comment of
+    each sent packet by (TX port, place in its output), and of each dropped one its
+    receive side. ``several_queues``: a port has several RX queues, so a comment names
+    the queue too (``rx port 0 queue 1 #17``)."""
+
+    def __init__(self, describe: Describe, annotate: bool, drops: bool, several_queues: bool):
+        self.describe, self.annotate, self.drops, self.several_queues = describe, annotate, drops, several_queues
+        self._sent = _Comments(("tx_port", "tx_index"))
+        self._dropped = _Comments(("rx_port", "rx_queue", "index"))
+
+    def keep(self, records: Records) -> None:
+        """Take finished records (a super-burst's, or a spool's block)."""
+        reason = records["reason"]
+        if self.annotate and (sent := np.flatnonzero(reason == 0)).size:
+            texts, codes = self.describe.decision(_rows(records, sent))
+            lines = self._receive_side(records, sent)
+            lines.text(SEPARATOR)
+            lines.choice([printable(text) for text in texts], codes)
+            lines.text(f"{SEPARATOR}next hop ")
+            lines.number(records["tx_port"][sent])
+            self._sent.add(records, sent, lines)
+        if self.drops and (dropped := np.flatnonzero(reason != 0)).size:
+            texts, codes = self.describe.detail(_rows(records, dropped))
+            lines = Lines(len(dropped))
+            lines.choice([printable(name) for name in self.describe.reasons], reason[dropped].astype(np.intp) - 1)
+            lines.choice(["", *(f": {printable(text)}" for text in texts)], codes)
+            lines.text(SEPARATOR)
+            _receive_side(lines, records, dropped, self.several_queues)
+            self._dropped.add(records, dropped, lines)
+
+    def _receive_side(self, records: Records, rows: np.ndarray) -> Lines:
+        lines = Lines(len(rows))
+        _receive_side(lines, records, rows, self.several_queues)
+        return lines
+
+    def finish(self, outputs: dict[int, list[tuple[Path, np.ndarray | None]]], rx_ports: list[int],
+               capture_of: Callable[[int, int], Path], nanosecond: bool, drops_at: Path) -> None:
+        """Write what was asked for into the complete outputs. ``outputs``: per TX port its
+        pcapng files, each with the places its records have in the port's sequence (None:
+        all of them, in order — ``port<N>.pcapng``; with several lcores a TX queue's file
+        holds some of them); ``capture_of(port, queue)``: the capture an RX queue read
+        (record numbers count in it); ``drops_at``: where ``drops.pcapng`` goes."""
+        if self.annotate:
+            sent = self._sent.joined()
+            for port, files in outputs.items():
+                mine = _in_output_order(port, sent)
+                for path, places in files:
+                    rows = mine if places is None else mine[places]
+                    add_comments(path, sent.text, sent.starts[rows], sent.ends[rows])
+        if self.drops:
+            write_drops(drops_at, self._dropped.joined(), rx_ports, capture_of, nanosecond)
+
+
+class _Comments:
+    """Comments as one text (a uint8 array, a line per comment) and, per comment, the
+    record columns ``keys`` it is found by; added a block of records at a time."""
+
+    def __init__(self, keys: tuple[str, ...]):
+        self.keys = keys
+        self.blocks: list[tuple[dict[str, np.ndarray], np.ndarray]] = []
+
+    def add(self, records: Records, rows: np.ndarray, lines: Lines) -> None:
+        self.blocks.append(({key: records[key][rows].astype(np.int64) for key in self.keys},
+                            np.frombuffer(bytes(lines.render()), np.uint8)))
+
+    def joined(self) -> "_Joined":
+        text = np.concatenate([t for _, t in self.blocks]) if self.blocks else np.zeros(0, np.uint8)
+        ends = np.flatnonzero(text == ord("\n"))            # a comment never holds a newline: printable()
+        columns = {key: np.concatenate([c[key] for c, _ in self.blocks]) if self.blocks else np.zeros(0, np.int64)
+                   for key in self.keys}
+        return _Joined(text, np.concatenate([[0], ends[:-1] + 1]).astype(np.int64) if len(ends) else ends, ends,
+                       columns)
+
+
+@dataclass
+class _Joined:
+    text: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    columns: dict[str, np.ndarray]
+
+    def comment(self, k: int) -> str:
+        return bytes(self.text[self.starts[k]:self.ends[k]]).decode()
+
+
+def _in_output_order(port: int, sent: _Joined) -> np.ndarray:
+    """The comments of TX port ``port``'s packets, in the order of its output (each
+    place exactly once)."""
+    rows = np.flatnonzero(sent.columns["tx_port"] == port)
+    order = rows[np.argsort(sent.columns["tx_index"][rows], kind="stable")]
+    if not np.array_equal(sent.columns["tx_index"][order], np.arange(len(order))):
+        raise AssertionError(f"port {port}: the trace does not place every sent packet once")
+    return order
+
+
+def check_annotations(annotate: bool, drops: bool, trace, output_format: str, inputs) -> None:
+    """Refuse what ``--annotate``/``--drops`` cannot do, before anything runs."""
+    if annotate and output_format == "pcap":
+        raise SimError("--annotate writes each packet's comment into pcapng outputs: leave out --output-format pcap")
+    if trace not in (None, "all"):
+        raise SimError(f"--trace {trace} with --annotate or --drops: those trace every packet; "
+                       "give --trace all or leave --trace out")
+    for path in inputs if drops else ():
+        if not identity(as_location(path))[1]:
+            raise SimError(f"{path}: not a regular file (a pipe?); --drops reads the dropped packets again from "
+                           "their capture: give a file")
+
+
+def _rows(records: Records, rows: np.ndarray) -> TraceRecords:
+    """``records`` at ``rows``."""
+    return TraceRecords(**{name: records[name][rows] for name in TraceRecord.names})
+
+
+def _receive_side(lines: Lines, records: Records, rows: np.ndarray, several_queues: bool) -> None:
+    """``rx port P #I`` (``rx port P queue Q #I`` with several RX queues)."""
+    lines.text("rx port ")
+    lines.number(records["rx_port"][rows])
+    if several_queues:
+        lines.text(" queue ")
+        lines.number(records["rx_queue"][rows])
+    lines.text(" #")
+    lines.number(records["index"][rows])
+
+
+def add_comments(path: Path, text: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
+    """Rewrite the pcapng output ``path`` — its Section Header and Interface Description
+    Blocks, then one Enhanced Packet Block per packet, as :class:`~l3fwd_sim.capture.
+    pcapng_writer.PcapngWriter` writes them — with ``text[starts[k]:ends[k]]`` as the
+    ``opt_comment`` of its k-th packet, atomically. Each new block is six byte ranges
+    laid end to end by ``kernels.concat_ranges``: its type and new length, the old body,
+    the option's code and length, the comment, its padding and ``opt_endofopt``, the
+    new length again."""
+    data = np.fromfile(path, np.uint8)
+    offsets = np.empty(len(data) // 12 + 1, np.int64)
+    blocks = offsets[:kernels.scan_blocks(data, 0, len(data), offsets)]
+    lengths = np.diff(np.append(blocks, len(data)))
+    packets, lengths = blocks[2:], lengths[2:]                # after the section header and the interface
+    n = len(packets)
+    words = data[:len(data) // 4 * 4].view("<u4")            # every block starts 32-bit aligned
+    if len(blocks) < 2 or blocks[-1] + words[blocks[-1] // 4 + 1] != len(data) or n != len(starts) \
+            or (words[packets // 4] != EPB).any():                # the blocks end where the file does
+        raise AssertionError(f"{path}: not one Enhanced Packet Block per comment")
+    size = ends - starts
+    pad = -size % 4
+    new_length = lengths + 8 + size + pad                     # the option's 4-byte header and opt_endofopt
+    fields = np.empty((n, 4), "<u4")
+    fields[:, 0], fields[:, 1], fields[:, 3] = EPB, new_length, new_length
+    fields[:, 2] = _OPT_COMMENT | size << 16                  # option code, then its length (16 bits each)
+    at_text = len(data)
+    at_fields = at_text + len(text)
+    at_zeros = at_fields + fields.nbytes
+    buf = np.concatenate([data, text, fields.view(np.uint8).reshape(-1), np.zeros(8, np.uint8)])
+    field_at = at_fields + 16 * np.arange(n)
+    ranges = np.column_stack([field_at, packets + 8, field_at + 8, at_text + starts, np.full(n, at_zeros),
+                              field_at + 12]).reshape(-1)
+    widths = np.column_stack([np.full(n, 8), lengths - 12, np.full(n, 4), size, pad + 4,
+                              np.full(n, 4)]).reshape(-1)
+    out = AtomicFile(path)
+    try:
+        out.file.write(data[:packets[0] if n else len(data)])
+        out.file.write(kernels.concat_ranges(buf, ranges.astype(np.int64), widths.astype(np.int64)))
+        out.commit()
+    except BaseException:
+        out.abort()
+        raise
+
+
+def write_drops(path: Path, dropped: _Joined, rx_ports: list[int], capture_of: Callable[[int, int], Path],
+                nanosecond: bool) -> None:
+    """``drops.pcapng``: one interface per RX port, then each dropped packet in
+    processing order, as its capture holds it, with its comment."""
+    port, queue, index = (dropped.columns[key] for key in ("rx_port", "rx_queue", "index"))
+    comments = [dropped.comment(k) for k in range(len(port))]
+    sources: dict[Path, list[int]] = {}
+    for k, (p, q) in enumerate(zip(port.tolist(), queue.tolist())):
+        sources.setdefault(capture_of(p, q), []).append(k)
+    frames: list = [None] * len(comments)
+    for source, rows in sources.items():
+        for k, record in zip(rows, read_records(source, index[rows])):
+            frames[k] = record
+    interface = {p: i for i, p in enumerate(rx_ports)}
+    units = 10**9 if nanosecond else 10**6
+    out = AtomicFile(path)
+    try:
+        out.file.write(section_header())
+        for p in rx_ports:
+            out.file.write(interface_block(f"port{p}", nanosecond))
+        for p, (frame, wirelen, ts_ns), comment in zip(port.tolist(), frames, comments):
+            out.file.write(packet_block(interface[p], ts_ns // (10**9 // units), wirelen, frame, comment))
+        out.commit()
+    except BaseException:
+        out.abort()
+        raise
+
+
+def read_records(path: Path, numbers: np.ndarray, batch: int = 65536) -> list[tuple[bytes, int, int]]:
+    """The records ``numbers`` (counting from 0) of the capture ``path`` as (frame as
+    the run received it, original length, time stamp in ns), in the order asked."""
+    wanted = np.unique(numbers)
+    found: dict[int, tuple[bytes, int, int]] = {}
+    reader = open_offline(path)
+    try:
+        while len(found) < len(wanted):
+            records = reader.read(batch)
+            if not len(records):
+                raise AssertionError(f"{path}: ends before record {int(wanted[len(found)])}")
+            first, n = records.first, len(records)
+            caplen, wirelen, ts_ns = records.caplen, records.wirelen, records.ts_ns
+            for number in wanted[(wanted >= first) & (wanted < first + n)].tolist():
+                row, cap = number - first, int(caplen[number - first])
+                start = int(records.offsets[row])
+                frame = bytes(records.rows[row, 16:16 + min(cap, HEAD_BYTES)]) + \
+                    bytes(records.block[start + HEAD_BYTES:start + cap])
+                found[number] = (frame, int(wirelen[row]), int(ts_ns[row]))
+    finally:
+        reader.close()
+    return [found[number] for number in numbers.tolist()]
