@@ -253,7 +253,7 @@ def test_every_lcore_c_bound_is_checked(pipeline):
     table = (np.zeros(1 << 24, np.uint32),) * 2 + (np.zeros(0, np.uint32),) * 2 + (0xFFFFFF, 4, -1, -1)
     table6 = table[:5] + (16, -1, -1)
     routes = (0, table, table6, np.zeros(32 * 12, np.uint8), (0, 0), None, None, 0xF)
-    counters = np.zeros(32, np.int64), np.zeros((32, 8), np.int64), np.zeros(33, np.int64)
+    counters = np.zeros(32, np.int64), np.zeros((32, 8), np.int64), np.zeros((32, 33), np.int64)
     runs = np.zeros(4, np.int64), np.zeros(4, np.int64), np.zeros(4, np.uint8)
     sub = (np.zeros((1024, 80), np.uint8), *np.zeros((6, 1024), np.int64), np.zeros(1024, np.uint8))
     small = np.zeros(2 * 100, np.uint8)                         # 100 bytes a port: not even two records
