@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test bench clean bytecode screenshot
+.PHONY: demo test fuzz bench clean bytecode screenshot
 
 $(STAMP): pyproject.toml setup.py $(wildcard l3fwd_sim/*.[ch] l3fwd_sim/*/*.[ch])
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,12 @@ demo: bytecode
 
 test: bytecode
 	$(BIN)/python -m pytest -q
+
+# the fuzz suite (tests/fuzz) for FUZZ_SECONDS in all, shared among its targets, from fresh
+# random seeds; make test runs the same targets on a fixed set of cases (tests/support/fuzzing.py)
+FUZZ_SECONDS ?= 600
+fuzz: bytecode
+	FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/python -m pytest -q -x -p no:cacheprovider tests/fuzz
 
 bench: bytecode
 	$(BIN)/l3fwd-sim bench -o bench-out

@@ -12,12 +12,12 @@ _FORMAT = {8: "o", 10: "d", 16: "x"}
 _SHOWN = 24          # characters of a value echoed in a message
 
 
-def brief(text: str) -> str:
-    """``repr(text)``, cut short when long: an error message stays one readable line even
-    when the culprit is a 5000-digit number."""
-    if len(text) <= _SHOWN:
+def brief(text: str, shown: int = _SHOWN) -> str:
+    """``repr(text)``, cut short past ``shown`` characters: an error message stays one
+    readable line even when the culprit is a 5000-digit number."""
+    if len(text) <= shown:
         return repr(text)
-    return f"{text[:_SHOWN - 8]!r}… ({len(text)} characters)"
+    return f"{text[:shown - 8]!r}… ({len(text)} characters)"
 
 
 def check_range(value: int, what: str, low: int, high: int, shown: str | None = None) -> int:

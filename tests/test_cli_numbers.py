@@ -92,3 +92,14 @@ def test_bench_needs_a_packet_per_port(tmp_path, cli, count):
 def test_bench_absurd_options(tmp_path, cli, args, phrase):
     assert_refused(cli("bench", *args, "-o", tmp_path / "b"), phrase)
     assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize("command,option", [("run", "--jobs"), ("run", "--reta-size"), ("run", "--max-pkt-len"),
+                                            ("testpmd", "--burst"), ("compare", "--max-diffs")])
+@pytest.mark.parametrize("value,phrase", [(BIG, "(5000 characters)"), ("\uff11", "is not a number"),
+                                          ("\u0661", "is not a number"), ("1_0", "is not a number")])
+def test_integer_options_take_ascii_digits_only(tmp_path, cli, inputs, command, option, value, phrase):
+    """Python's int() takes Unicode digits and underscores, C's strtoul does not; a
+    5000-digit value is shown cut short."""
+    operands = [inputs, inputs] if command == "compare" else [inputs, "-o", tmp_path / "out"]
+    assert_refused(cli(command, *operands, option, value), option, phrase)

@@ -10,6 +10,7 @@ import stat
 from pathlib import Path
 
 from ..errors import SimError
+from ..numbers import brief
 
 Location = Path | str        # a local path, or a URL as text
 
@@ -19,7 +20,10 @@ def is_url(location) -> bool:
 
 
 def as_location(text: str | os.PathLike) -> Location:
-    """A URL stays text; anything else is a ``Path``."""
+    """A URL stays text; anything else is a ``Path``. A NUL character is refused here: no
+    file name or URL holds one (the system calls would raise ValueError, not OSError)."""
+    if "\x00" in str(text):
+        raise SimError(f"{brief(str(text))}: a file name cannot hold a NUL character")
     return str(text) if is_url(text) else Path(text)
 
 

@@ -23,7 +23,7 @@ from .atomic import naming
 from .location import as_location, is_url, join, list_directory, make_directory, put, remove
 
 # what a run, testpmd or generate writes: a later run's set replaces all of these
-OWN_NAME = re.compile(r"port\d+(?:\.q\d+)?\.pcap(?:ng)?|stats\.json|trace\.jsonl|drops\.pcapng|report\.html")
+OWN_NAME = re.compile(r"port[0-9]+(?:\.q[0-9]+)?\.pcap(?:ng)?|stats\.json|trace\.jsonl|drops\.pcapng|report\.html")
 
 
 class OutputDir:
@@ -189,9 +189,11 @@ def remove_created(directories: list[Path]) -> None:
 def _refuse_inputs(outdir: Path, inputs) -> None:
     """An input named like an output in the output directory would be replaced or removed
     as a stale output: refuse it before anything is written."""
-    ours = {p.resolve() for p in outdir.iterdir() if OWN_NAME.fullmatch(p.name)}
+    # os.path.realpath, not Path.resolve(): a link to itself (port0.pcap -> port0.pcap) is
+    # no input, and resolve() raises RuntimeError on its loop
+    ours = {os.path.realpath(p) for p in outdir.iterdir() if OWN_NAME.fullmatch(p.name)}
     for path in inputs:
-        if not is_url(path) and Path(path).resolve() in ours:
+        if not is_url(path) and os.path.realpath(path) in ours:
             raise SimError(f"{path}: an input in the output directory, which the outputs would overwrite or "
                            "remove; choose another -o")
 

@@ -68,7 +68,7 @@ def _comment_options(comment: str) -> bytes:
 
 def section_header(comment: str | None = None) -> bytes:
     """A Section Header Block (§4.1): byte-order magic, version 1.0, section length -1
-    (unknown); ``comment``: its ``opt_comment`` (one line of text: ``comments.printable``),
+    (unknown); ``comment``: its ``opt_comment`` (one line of text: ``text.printable``),
     what Wireshark shows as the capture file's comment."""
     options = _comment_options(comment) if comment is not None else b""
     return _block(SHB, struct.pack("<IHHq", BYTE_ORDER_MAGIC, 1, 0, -1) + options)
@@ -89,7 +89,7 @@ def packet_block(interface: int, ticks: int, wirelen: int, frame: bytes, comment
     """An Enhanced Packet Block (§4.3) of ``frame`` (its captured length is its length),
     on interface number ``interface``, stamped ``ticks`` of that interface's resolution,
     ``wirelen`` bytes long on the wire; ``comment``: its ``opt_comment`` (one line of
-    text: ``comments.printable``), Wireshark's packet comment (``frame.comment``). For
+    text: ``text.printable``), Wireshark's packet comment (``frame.comment``). For
     files built a packet at a time: about 2 µs a block with a comment, 1 µs without."""
     caplen = len(frame)
     pad = -caplen % 4

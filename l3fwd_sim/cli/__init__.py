@@ -21,10 +21,19 @@ import numpy  # noqa: F401  (every command uses it; imported first, it brings wh
 import click
 
 from ..errors import SimError
+from ..numbers import brief
+from ..text import printable
 
 COMMANDS = {"run": "run", "testpmd": "testpmd", "generate": "generate", "compare": "compare", "lookup": "lookup",
             "rules": "rules", "report": "report",
             "bench": "bench", "dpdk-l3fwd": "dpdk_l3fwd", "dpdk-testpmd": "dpdk_testpmd"}   # command -> its module
+
+
+def tell(message: str) -> None:
+    """One line on stderr, ``l3fwd-sim: <message>``: every error, warning and note. The
+    message often holds an input's name or value; :func:`printable` escapes whatever
+    could break the line (a newline in a path, an escape sequence in a rule file)."""
+    click.echo(f"l3fwd-sim: {printable(message)}", err=True)
 
 
 class _Interrupted(Exception):
@@ -114,29 +123,37 @@ class _Group(click.Group):
         except KeyboardInterrupt:
             raise _Interrupted() from None
 
-    def main(self, *args, **kwargs):
+    def main(self, args=None, **kwargs):
         kwargs["standalone_mode"] = False
         try:
+            _refuse_nul(sys.argv[1:] if args is None else args)
             with _stop_signals():
-                return super().main(*args, **kwargs)
+                return super().main(args, **kwargs)
         except click.exceptions.Exit as done:
             sys.exit(done.exit_code)
         except click.ClickException as err:
-            click.echo(f"l3fwd-sim: {err.format_message()}", err=True)
+            tell(err.format_message())
             sys.exit(2)
         except SimError as err:
-            click.echo(f"l3fwd-sim: {err}", err=True)
+            tell(str(err))
             sys.exit(2)
         except (KeyboardInterrupt, click.exceptions.Abort, _Interrupted):
-            click.echo("l3fwd-sim: interrupted; no partial output was left", err=True)
+            tell("interrupted; no partial output was left")
             sys.exit(130)
         except _Terminated as err:
-            click.echo(f"l3fwd-sim: stopped by {signal.Signals(err.signum).name}; no partial output was left",
-                       err=True)
+            tell(f"stopped by {signal.Signals(err.signum).name}; no partial output was left")
             sys.exit(128 + err.signum)
         except OSError as err:
-            click.echo(f"l3fwd-sim: {err.filename or ''}: {err.strerror}", err=True)
+            tell(f"{err.filename or ''}: {err.strerror}")
             sys.exit(2)
+
+
+def _refuse_nul(words) -> None:
+    """No argument of a command line holds a NUL (``execve`` cannot pass one); a caller
+    in-process could, and a file name holding one reaches the system calls as a ValueError."""
+    for word in words:
+        if "\x00" in str(word):
+            raise SimError(f"{brief(str(word), 60)}: an argument cannot hold a NUL character")
 
 
 @click.group(cls=_Group)

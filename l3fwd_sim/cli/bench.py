@@ -7,8 +7,10 @@ from pathlib import Path
 import click
 
 from ..l3fwd.routing import MAX_ACL_RULE_NUM
+from ..text import printable
 from ..traffic.streams import MAX_COUNT
-from .options import OUTPUT_DIR, Int
+from .options import OUTPUT_DIR
+from .values import Int
 
 
 @click.command("bench")
@@ -18,7 +20,7 @@ from .options import OUTPUT_DIR, Int
               help="Lookup methods to measure (repeatable; default lpm and em).")
 @click.option("-o", "--output", "outdir", type=OUTPUT_DIR, default=Path("bench-out"),
               show_default=True, help="Keeps the traffic, outputs, bench.json and bench.png.")
-@click.option("--jobs", type=int, default=1, show_default=True, help="Processes per run.")
+@click.option("--jobs", type=Int(1, 64), default=1, show_default=True, help="Processes per run.")
 @click.option("--no-testpmd", is_flag=True, help="Skip the testpmd io/macswap comparison.")
 @click.option("--no-end-to-end", is_flag=True, help="Skip the imix and --jobs 2 runs.")
 @click.option("--acl-rules", type=Int(0, MAX_ACL_RULE_NUM), multiple=True, metavar="N",
@@ -47,7 +49,7 @@ def command(count, lookups, outdir, jobs, no_testpmd, no_end_to_end, acl_rules, 
         return
     click.echo("\n".join(format_table(result).splitlines()[2 + len(result["rows"]):]))
     if plot(result, outdir / "bench.png"):
-        click.echo(f"chart: {outdir / 'bench.png'}")
-    click.echo(f"results: {outdir / 'bench.json'}")
+        click.echo(f"chart: {printable(outdir / 'bench.png')}")
+    click.echo(f"results: {printable(outdir / 'bench.json')}")
 
 

@@ -7,11 +7,13 @@ from pathlib import Path
 
 import click
 
+from .values import Int
+
 
 @click.command("compare")
 @click.argument("a", type=click.Path(path_type=Path))
 @click.argument("b", type=click.Path(path_type=Path))
-@click.option("--max-diffs", type=int, default=5, show_default=True,
+@click.option("--max-diffs", type=Int(0, 1 << 32), default=5, show_default=True,
               help="Differences to describe in detail (fields, hexdump), over all ports.")
 @click.option("--timestamps", is_flag=True, help="Compare record timestamps too (ignored by default).")
 @click.option("--ts-tolerance", type=float, metavar="SECONDS",

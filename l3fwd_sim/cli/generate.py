@@ -9,8 +9,11 @@ import click
 from ..dataplane.ports import MAX_PORTS
 from ..dataplane.stats import format_duration, format_rate
 from ..errors import SimError
+from ..text import printable
 from ..traffic.streams import MAX_COUNT, MAX_SEED
-from .options import OUTPUT_DIR, Int, output_format_option, progress_printer
+from . import tell
+from .options import OUTPUT_DIR, output_format_option, progress_printer
+from .values import Int
 
 _PATTERN_ONLY = ("ports", "count", "size", "proto", "port_map", "rule_ipv4", "rule_ipv6")
 
@@ -64,9 +67,9 @@ def command(ctx, pattern, outdir, streams, ports, count, size, rate, seed, proto
     if quiet:
         return
     for warning in summary["warnings"]:
-        click.echo(f"l3fwd-sim: warning: {warning}", err=True)
+        tell(f"warning: {warning}")
     for port, info in summary["ports"].items():
-        click.echo(f"{info['file']}: {info['packets']} packets, {info['bytes']} bytes")
+        click.echo(f"{printable(info['file'])}: {info['packets']} packets, {info['bytes']} bytes")
     click.echo(f"{summary['packets']} packets in {format_duration(summary['elapsed_seconds'])} "
                f"({format_rate(summary['packets'], summary['elapsed_seconds'])})")
 

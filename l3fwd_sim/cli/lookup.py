@@ -6,9 +6,11 @@ from pathlib import Path
 
 import click
 
-from ..dataplane.ports import parse_portmask
+from ..dataplane.ports import MAX_PORTS, parse_portmask
 from ..l3fwd.run import LOOKUPS
+from . import tell
 from .options import lookup_method
+from .values import Int
 
 
 @click.command("lookup")
@@ -22,7 +24,7 @@ from .options import lookup_method
               help="IPv4 rule file (used only with --rule_ipv6, as in l3fwd).")
 @click.option("--rule_ipv6", "--rule-ipv6", "rule_ipv6", type=click.Path(path_type=Path),
               help="IPv6 rule file (used only with --rule_ipv4, as in l3fwd).")
-@click.option("--port", type=int, metavar="N", help="Input port: where a miss is sent back (default: not resolved).")
+@click.option("--port", type=Int(0, MAX_PORTS - 1), metavar="N", help="Input port: where a miss is sent back (default: not resolved).")
 @click.option("--hits", type=click.Path(path_type=Path), metavar="OUT",
               help="Also give each deciding rule's counters (packets, bytes) in the run OUT's stats.json.")
 @click.option("--json", "as_json", is_flag=True, help="Print the answers as JSON on stdout.")
@@ -38,5 +40,5 @@ def command(keys, portmask, lookup, lpm_flag, em_flag, ipv6, rule_ipv4, rule_ipv
         click.echo(json.dumps(report, indent=2))
         return
     for warning in report["warnings"]:
-        click.echo(f"l3fwd-sim: warning: {warning}", err=True)
+        tell(f"warning: {warning}")
     click.echo(format_lookup(report))

@@ -14,7 +14,7 @@ from ..dataplane.stats import format_table
 from ..errors import SimError
 from ..l3fwd.args import (EVENT_MODE, choose_lookup, parse_link_speed, parse_mbcache, parse_mode,
                           parse_queue_size)
-from ..numbers import parse_int
+from . import tell
 
 
 class OutputDirType(click.ParamType):
@@ -33,26 +33,12 @@ class OutputDirType(click.ParamType):
 OUTPUT_DIR = OutputDirType()
 
 
-class Int(click.ParamType):
-    """An integer option bounded where it is parsed: out of range, or too long for Python
-    to convert, it ends as one line naming the option."""
-    name = "integer"
-
-    def __init__(self, low: int, high: int):
-        self.low, self.high = low, high
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, int):
-            return value                      # a default
-        return parse_int(value.strip(), max(param.opts, key=len), self.low, self.high)
-
-
 def print_stats(stats: dict, quiet: bool, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(stats, indent=2))
     elif not quiet:
         for warning in stats["warnings"]:
-            click.echo(f"l3fwd-sim: warning: {warning}", err=True)
+            tell(f"warning: {warning}")
         click.echo(format_table({**stats, "warnings": []}))
 
 

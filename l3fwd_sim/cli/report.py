@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..errors import SimError
+from ..text import printable
 
 report_flag = click.option("--report", "report", is_flag=True,
                            help="Also write OUTDIR/report.html: the stats as tables and charts, one offline page.")
@@ -30,4 +31,4 @@ def write_run_report(outdir: Path) -> Path:
 def command(outdir):
     """Write OUTDIR/report.html from OUTDIR/stats.json (of `run` or `testpmd`): a page of
     tables and charts that opens offline; prints its path."""
-    click.echo(write_run_report(outdir))
+    click.echo(printable(write_run_report(outdir)))

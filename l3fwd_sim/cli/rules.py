@@ -8,6 +8,7 @@ import click
 
 from ..dataplane.ports import parse_portmask
 from ..l3fwd.args import LOOKUPS
+from . import tell
 from .rules_hits import hits
 
 
@@ -36,7 +37,7 @@ def check(lookup, rule_ipv4, rule_ipv6, portmask, as_json):
                                       rule_ipv4=rule_ipv4, rule_ipv6=rule_ipv6))
     if not as_json:
         for warning in report.warnings:
-            click.echo(f"l3fwd-sim: warning: {warning}", err=True)
+            tell(f"warning: {warning}")
     for chunk in report.json_chunks() if as_json else report.text_chunks():
         click.echo(chunk, nl=False)
     sys.exit(1 if report.findings else 0)

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from .options import Int
+from . import tell
+from .values import Int
 
 
 @click.command("hits")
@@ -23,5 +24,5 @@ def hits(out, top, never_hit, as_json):
         click.echo(json.dumps(report, indent=2))
         return
     for warning in report["warnings"]:
-        click.echo(f"l3fwd-sim: warning: {warning}", err=True)
+        tell(f"warning: {warning}")
     click.echo(format_hits(report))

@@ -11,9 +11,11 @@ from ..dataplane.rss import parse_rss_key
 from ..errors import SimError
 from ..l3fwd.run import LOOKUPS, PIPELINES, RunOptions, run
 from ..l3fwd.args import DEFAULT_PKT_BURST, parse_pkt_burst
+from . import tell
 from .options import (INPUTS_AUTO, OUTPUT_DIR, check_app_options, l3fwd_app_options, lookup_method,
                       output_format_option, print_stats, progress_printer)
 from .report import check_report_dir, report_flag, write_run_report
+from .values import Int
 
 
 def trace_count(text: str | None) -> int | str | None:
@@ -48,7 +50,7 @@ def trace_count(text: str | None) -> int | str | None:
               help="Packets per rx burst (1..512; 0 or more than 512 keep 32, as l3fwd does).")
 @click.option("--tx-burst", default="32", show_default=True,
               help="Direct-send threshold (1..512; 0 or more than 512 keep 32, as l3fwd does).")
-@click.option("--max-pkt-len", type=int, help="l3fwd's --max-pkt-len (64..9600); above 2048 l3fwd cannot start "
+@click.option("--max-pkt-len", type=Int(0, 1 << 32), help="l3fwd's --max-pkt-len (64..9600); above 2048 l3fwd cannot start "
               "over net_pcap. Frames over 2048 bytes are dropped on receive either way.")
 @click.option("--alg", help="l3fwd's --alg: rte_acl's classify method (no effect on results).")
 @click.option("--config", "config", metavar='"(PORT,QUEUE,LCORE),..."',
@@ -56,12 +58,19 @@ def trace_count(text: str | None) -> int | str | None:
                    "queue 0 of every port with input). Inputs port<N>.q<Q>.pcap (or N.Q=FILE) feed RX queue Q.")
 @click.option("--rss-key", metavar="HEX", help="Toeplitz key for spreading a port's capture over its RX "
               "queues (default the common 40-byte 6d5a56da...beac01fa).")
-@click.option("--reta-size", type=int, default=128, show_default=True, help="RSS redirection table entries.")
-@click.option("--jobs", type=int, default=1, show_default=True,
+@click.option("--reta-size", type=Int(0, 1 << 32), default=128, show_default=True, help="RSS redirection table entries.")
+@click.option("--jobs", type=Int(0, 1 << 32), default=1, show_default=True,
               help="Processes for one run (output identical to --jobs 1).")
 @click.option("--cluster", metavar="ADDRESS|local:N",
-              help="Run the chunks as Dask tasks: on the scheduler at ADDRESS (tcp://host:8786), or on a "
-                   "LocalCluster of N worker processes (needs the [cluster] extra; output identical).")
+              help="Run the chunks as Dask tasks: on the scheduler at ADDRESS (tls://host:8786 with the three "
+                   "--tls- files, or tcp://host:8786: whoever reaches it runs code as its workers), or on a "
+                   "LocalCluster of N worker processes on loopback (needs the [cluster] extra; output identical).")
+@click.option("--tls-ca-file", type=click.Path(path_type=Path), metavar="FILE",
+              help="--cluster tls://...: the cluster's CA certificate (PEM), which signed the scheduler's.")
+@click.option("--tls-cert", type=click.Path(path_type=Path), metavar="FILE",
+              help="--cluster tls://...: this client's certificate (PEM), signed by the cluster's CA.")
+@click.option("--tls-key", type=click.Path(path_type=Path), metavar="FILE",
+              help="--cluster tls://...: the private key of --tls-cert (PEM, no pass phrase).")
 @click.option("--trace", metavar="N|all", help="Write OUTDIR/trace.jsonl: what happened to each of the first N "
               "received packets (per lcore), or to every packet.")
 @click.option("--annotate", is_flag=True, help="pcapng outputs whose every packet carries its decision as a comment "
@@ -75,7 +84,7 @@ def trace_count(text: str | None) -> int | str | None:
 @l3fwd_app_options
 def command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipeline, rule_ipv4, rule_ipv6,
                 eth_dest, port_mac, rx_burst, tx_burst, max_pkt_len, alg, config, rss_key, reta_size, jobs, cluster,
-                trace, annotate, drops, output_format, quiet, as_json, report, **app):
+                tls_ca_file, tls_cert, tls_key, trace, annotate, drops, output_format, quiet, as_json, report, **app):
     """Forward INPUT pcaps (a directory of port<N>.pcap, or N=FILE) as dpdk-l3fwd would."""
     if report:
         check_report_dir(outdir)
@@ -83,9 +92,6 @@ def command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipeline,
     notes = check_app_options(app)
     rx_burst, rx_note = parse_pkt_burst(rx_burst, True, DEFAULT_PKT_BURST)
     tx_burst, tx_note = parse_pkt_burst(tx_burst, False, DEFAULT_PKT_BURST)
-    for note in (*notes, rx_note, tx_note):
-        if note and not (quiet or as_json):
-            click.echo(f"l3fwd-sim: {note}", err=True)
     rx_queues = find_rx_queues(list(inputs))
     options = RunOptions(
         inputs={port: path for (port, queue), path in rx_queues.items() if queue is None},
@@ -108,6 +114,9 @@ def command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipeline,
         alg=alg,
         jobs=jobs,
         cluster=cluster,
+        tls_ca_file=tls_ca_file,
+        tls_cert=tls_cert,
+        tls_key=tls_key,
         trace=trace_count(trace),
         annotate=annotate,
         drops=drops,
@@ -116,9 +125,12 @@ def command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipeline,
         parse_ptype=app["parse_ptype"],
         relax_rx_offload=app["relax_rx_offload"],
         progress=progress_printer(quiet or as_json),
-        announce=None if quiet or as_json else lambda text: click.echo(f"l3fwd-sim: {text}", err=True),
+        announce=None if quiet or as_json else tell,
     )
     stats = run(options)
+    for note in (*notes, rx_note, tx_note):      # after the run: a refused one says one line only
+        if note and not (quiet or as_json):
+            tell(note)
     if report:
         write_run_report(outdir)
     print_stats(stats, quiet, as_json)

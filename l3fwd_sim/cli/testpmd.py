@@ -7,6 +7,7 @@ from ..dataplane.inputs import find_inputs
 from ..dataplane.ports import parse_port_mac, parse_portmask
 from ..testpmd.run import FORWARD_MODES, TOPOLOGIES, TestpmdOptions, testpmd_run
 from .options import INPUTS_AUTO, OUTPUT_DIR, output_format_option, print_stats, progress_printer
+from .values import Int
 from .report import check_report_dir, report_flag, write_run_report
 
 
@@ -18,7 +19,7 @@ from .report import check_report_dir, report_flag, write_run_report
               help="testpmd's forwarding engine.")
 @click.option("--port-topology", type=click.Choice(TOPOLOGIES), default="paired", show_default=True,
               help="Which port each port's stream transmits on (icmpecho always replies on the RX port).")
-@click.option("--burst", type=int, default=32, show_default=True, help="Packets per rx burst (1..512).")
+@click.option("--burst", type=Int(0, 1 << 32), default=32, show_default=True, help="Packets per rx burst (1..512).")
 @click.option("--eth-peer", "eth_peer", multiple=True, metavar="PORT,MAC",
               help="Peer MAC of PORT, the destination mac mode writes (default 02:00:00:00:00:PORT).")
 @click.option("--port-mac", "port_mac", multiple=True, metavar="PORT,MAC",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ..dataplane.stats import format_table
+from . import tell
 
 
 class VerbatimCommand(click.Command):
@@ -27,5 +28,5 @@ def print_launch(console: list[str], stats: dict, hidden: tuple[str, ...] = ()) 
         click.echo(line)
     for warning in stats["warnings"]:
         if warning not in hidden:
-            click.echo(f"l3fwd-sim: warning: {warning}", err=True)
+            tell(f"warning: {warning}")
     click.echo(format_table({**stats, "warnings": []}))

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..capture import kernels
 from ..capture.atomic import AtomicFile
-from ..capture.comments import printable
+from ..text import printable
 from ..capture.location import as_location, identity
 from ..capture.offline import open_offline
 from ..capture.pcapng_writer import EPB, interface_block, packet_block, section_header

@@ -18,12 +18,16 @@ length, each one super-burst, forwarded independently. Here each chunk is a task
 Several lcores (``--config``) run their chunks in turn, on one client.
 
 Dask retries a task whose worker died; a chunk task writes its files atomically, so a
-retried chunk leaves exactly one set. The cluster is the one at ``tcp://host:port``, or
-``local:N`` (a LocalCluster of N worker processes here).
+retried chunk leaves exactly one set. The cluster is the one at ``tcp://host:port`` or
+``tls://host:port`` (with the cluster's CA and this client's certificate and key), or
+``local:N`` (a LocalCluster of N worker processes here, listening on loopback only). A
+Dask scheduler runs the pickled functions of whoever connects: an address Dask cannot
+parse, reach or start is one line, never a traceback.
 """
 from __future__ import annotations
 
 import shutil
+import ssl
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -33,6 +37,8 @@ from ..capture.location import Location, is_url, join, open_binary, put, remove
 from ..capture.offline import open_offline
 from ..capture.writers import PortOutputs
 from ..errors import SimError
+from ..numbers import brief
+from ..text import printable
 from .lcore import Lcore, main_loop, open_readers, report_cut_short
 from .polling import receive, skip_records
 from .stats import RunStats
@@ -40,6 +46,8 @@ from .trace import BurstTracer, Describe, Spool
 from .tx import TxLog, TxModel
 
 EXTRA = "pip install 'l3fwd-sim[cluster]'"
+LOOPBACK = "127.0.0.1"       # where local:N listens: reachable from this machine only
+TLS_OPTIONS = ("--tls-ca-file", "--tls-cert", "--tls-key")   # the cluster's CA, this client's certificate and key
 SPOOL = "trace.spool"        # a chunk's trace records, beside its port files
 
 
@@ -120,26 +128,24 @@ def _start_at(reader, index: CaptureIndex, first: int, chunk_records: int) -> No
 
 
 @contextmanager
-def connected(address: str, announce=None):
+def connected(address: str, announce=None, tls: tuple = (None, None, None)):
     """A Dask client of the scheduler at ``address``, or of a LocalCluster of N worker
-    processes started for the run (``local:N``, closed after it); ``announce(text)`` is
-    told the dashboard's address, when there is one."""
+    processes started for the run (``local:N``, closed after it); ``tls``: the files of
+    ``TLS_OPTIONS``, for a ``tls://`` scheduler. ``announce(text)`` is told the
+    dashboard's address, when there is one. Whatever Dask raises while parsing the
+    address, connecting or starting the LocalCluster is one line naming the address."""
     try:
-        from distributed import Client, LocalCluster
+        from distributed import Client
     except ImportError:
         raise SimError(f"--cluster needs Dask: {EXTRA}") from None
-    local = None
-    if address.startswith("local:"):
-        workers = address.removeprefix("local:")
-        if not (workers.isdigit() and 1 <= int(workers) <= 64):
-            raise SimError(f"--cluster {address}: local:N takes 1..64 worker processes")
-        local = LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True, dashboard_address=":0",
-                             silence_logs=50)
+    _check_address(address)
+    security = _client_security(address, tls)
+    local = _local_cluster(address)
     try:
         try:
-            client = Client(local or address, timeout="10s")
-        except (OSError, TimeoutError) as err:
-            raise SimError(f"--cluster {address}: cannot reach the Dask scheduler ({err})") from None
+            client = Client(local or address, timeout="10s", security=security)
+        except Exception as err:                   # OSError, TimeoutError, a TLS handshake refused
+            raise _refused(address, f"cannot reach the Dask scheduler ({_dask_says(err)})") from None
         with client:
             if client.dashboard_link and announce:
                 announce(f"Dask dashboard: {client.dashboard_link}")
@@ -147,6 +153,104 @@ def connected(address: str, announce=None):
     finally:
         if local is not None:
             local.close()
+
+
+def _check_address(address: str) -> None:
+    """``address`` as Dask's ``connect`` checks it before it tries the network
+    (``distributed.comm.core.connect``): a scheme it has a comm backend for and, for an IP
+    one (tcp, tls, ws, wss), ``host:port``; and no space or control character, which no
+    host name holds (Dask would look it up until the connect timeout). Checked before a
+    Client exists: a Client whose start fails on its address is left half-open, and
+    closing it later (at the interpreter's exit) waits 20 s. ``local:N`` is ours."""
+    if not address.isprintable() or any(c.isspace() for c in address):
+        raise _refused(address, "not a scheduler address (it holds a space or a control character)")
+    if address.startswith("local:"):
+        return
+    from distributed.comm import registry
+    from distributed.comm.addressing import parse_address
+    try:
+        scheme, loc = parse_address(address)
+        backend = registry.get_backend(scheme)
+        backend.get_connector()                     # a backend without its library (ucx) fails here
+        port = backend.get_address_host_port(loc)[1]
+    except NotImplementedError:                     # inproc://: no host and port
+        return
+    except Exception as err:
+        raise _refused(address, f"not a Dask scheduler address ({_dask_says(err)})") from None
+    if not 1 <= port <= 65535:
+        raise _refused(address, f"port {port} out of range 1..65535")
+
+
+def _client_security(address: str, tls: tuple):
+    """Dask's ``Security`` for a client of the ``tls://`` scheduler at ``address``: the
+    cluster's CA, this client's certificate and key (``tls``), every connection encrypted
+    and both ends verified against the CA (``distributed.security``, ``require_encryption``);
+    None for any other address, which takes no TLS files (``local:N`` listens on loopback
+    only)."""
+    given = [option for option, path in zip(TLS_OPTIONS, tls) if path is not None]
+    if not address.startswith("tls://"):
+        if given:
+            raise _refused(address, f"{', '.join(given)}: only with a tls:// scheduler address")
+        return None
+    if len(given) < len(TLS_OPTIONS):
+        raise _refused(address, f"a tls:// scheduler takes {', '.join(TLS_OPTIONS)} (the cluster's CA, this "
+                                "client's certificate and key)")
+    ca_file, cert, key = (str(path) for path in tls)
+    _check_tls_files(ca_file, cert, key)
+    from distributed.security import Security
+    return Security(tls_ca_file=ca_file, tls_client_cert=cert, tls_client_key=key, require_encryption=True)
+
+
+def _check_tls_files(ca_file: str, cert: str, key: str) -> None:
+    """One line naming the file when one cannot be read, or when ``ssl`` cannot load them
+    as Dask's TLS connections do: the CA's PEM certificates, this client's PEM certificate
+    and its private key. A key under a pass phrase is refused here, not asked for on the
+    terminal in the middle of the run."""
+    for option, path in zip(TLS_OPTIONS, (ca_file, cert, key)):
+        try:
+            open(path, "rb").close()
+        except OSError as err:
+            raise SimError(f"{option} {printable(path)}: cannot read it ({err.strerror})") from None
+    context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
+    try:
+        context.load_verify_locations(cafile=ca_file)
+    except ssl.SSLError as err:
+        raise SimError(f"--tls-ca-file {printable(ca_file)}: no PEM CA certificate in it ({_dask_says(err)})") from None
+    try:
+        context.load_cert_chain(cert, key, password=lambda: b"")
+    except ssl.SSLError as err:
+        raise SimError(f"--tls-cert {printable(cert)}, --tls-key {printable(key)}: not a PEM certificate and its "
+                       f"private key without a pass phrase ({_dask_says(err)})") from None
+
+
+def _local_cluster(address: str):
+    """``local:N``: a LocalCluster of N worker processes, every listener it starts (the
+    scheduler, its dashboard, the nannies, the workers) bound to loopback; None for a
+    scheduler address."""
+    if not address.startswith("local:"):
+        return None
+    from distributed import LocalCluster
+    workers = address.removeprefix("local:")
+    if not (workers.isascii() and workers.isdigit() and len(workers) <= 2 and 1 <= int(workers) <= 64):
+        raise _refused(address, "local:N takes 1..64 worker processes")
+    try:
+        return LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True, host=LOOPBACK,
+                            dashboard_address=f"{LOOPBACK}:0", worker_dashboard_address=None, silence_logs=50)
+    except Exception as err:
+        raise _refused(address, f"cannot start a LocalCluster ({_dask_says(err)})") from None
+
+
+def _refused(address: str, what: str) -> SimError:
+    """``--cluster 'ADDRESS': what``, the address as ``repr`` writes it (a newline in it
+    stays ``\\n``), cut short past 100 characters: one line."""
+    return SimError(f"--cluster {brief(address, 100)}: {what}")
+
+
+def _dask_says(err: Exception) -> str:
+    """Dask's (or ``ssl``'s) own words for ``err``, on one line and at most 160 characters
+    (they may quote the whole address)."""
+    text = printable(str(err)) or type(err).__name__
+    return text if len(text) <= 160 else f"{text[:159]}…"
 
 
 def run_cluster(lcore: Lcore, client, outdir: Path, scratch: Location, stats: RunStats, tx_model: TxModel,

@@ -13,7 +13,7 @@ from .ports import MAX_PORTS
 from .queues import MAX_RX_QUEUE_PER_PORT
 
 # port<N>.pcap, or RX queue Q's port<N>.q<Q>.pcap; .pcapng alike (what --output-format pcapng writes)
-_PORT_FILE = re.compile(r"port(\d+)(?:\.q(\d+))?\.pcap(?:ng)?")
+_PORT_FILE = re.compile(r"port([0-9]+)(?:\.q([0-9]+))?\.pcap(?:ng)?")
 _SPEC = re.compile(r"([0-9]+)(?:\.([0-9]+))?")                # N=FILE or N.Q=FILE
 
 

@@ -38,7 +38,7 @@ from ..dataplane.trace import TRACE_FILE
 from ..errors import SimError
 
 ID_KEYS = ("rx_port", "rx_queue", "index")
-_PORT_PCAP = re.compile(r"port(\d+)\.pcap(?:ng)?")
+_PORT_PCAP = re.compile(r"port([0-9]+)\.pcap(?:ng)?")
 _NUM = rb"(0|[1-9][0-9]*)"
 _FAST = re.compile(rb'\{"rx_port":' + _NUM + rb',"rx_queue":' + _NUM + rb',"index":' + _NUM
                    + rb',(?:.*,)?"tx_port":(0|[1-9][0-9]*|null),"tx_index":(0|[1-9][0-9]*|null)(?:,.*)?\}[ \t\r]*\n?')
@@ -242,10 +242,12 @@ class _TraceFile:
         where = f"{self.path}:{lineno}"
         try:
             record = json.loads(raw)
-        except ValueError as err:
-            reason = err.msg if isinstance(err, json.JSONDecodeError) else "not UTF-8 text"
-            col = f" (column {err.colno})" if isinstance(err, json.JSONDecodeError) else ""
-            raise SimError(f"{where}: not a trace line: invalid JSON, {reason}{col}") from None
+        except (ValueError, RecursionError) as err:    # RecursionError: [[[[...; ValueError: a 4301-digit number
+            reason = (f"{err.msg} (column {err.colno})" if isinstance(err, json.JSONDecodeError) else
+                      "not UTF-8 text" if isinstance(err, UnicodeDecodeError) else
+                      "nested too deeply" if isinstance(err, RecursionError) else
+                      "a number of more than 4300 digits")
+            raise SimError(f"{where}: not a trace line: invalid JSON, {reason}") from None
         if not isinstance(record, dict):
             raise SimError(f"{where}: not a trace line: a JSON object per line expected")
         for key in (*ID_KEYS, "tx_port", "tx_index"):

@@ -3,6 +3,8 @@ name, hexdump with the differing bytes marked, as TRex's ``compare_caps`` and
 pcap_diff print them), and a one-line verdict at the end."""
 from __future__ import annotations
 
+from ..text import printable
+
 ROW = 16
 _HEAD_ROWS = 4          # always shown: the first 64 bytes hold every l3fwd header
 _MAX_DIFF_ROWS = 8      # differing rows shown per packet (a cut-short frame differs to its end)
@@ -31,7 +33,7 @@ def format_report(report) -> str:
     opt = report.options
     mode = "unordered (multiset)" if opt.unordered else "in order"
     stamps = (f"timestamps within {opt.ts_tolerance:g} s" if opt.timestamps else "timestamps ignored")
-    lines = [f"A: {report.a}", f"B: {report.b}",
+    lines = [f"A: {printable(report.a)}", f"B: {printable(report.b)}",
              f"packets compared {mode}, {stamps}"
              + (f", ignoring {', '.join(opt.ignore)}" if opt.ignore else "")
              + "; packet indexes count from 0", ""]

@@ -23,7 +23,7 @@ k is the same port in both files), named ``port<N>`` (two files: after the file,
 stem), with that side's link type (the other side's when the port file is on one side
 only); a port's packets follow its interface in index order. Equal captures give two
 files without packets. Text from the inputs (file names, field values) is escaped to one
-printable line (``comments.printable``).
+printable line (``text.printable``).
 
 Both files are written under temporary names in DIR (created if missing) and put in
 place together when the comparison is complete (``outdir.publish_files``): both or
@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from ..capture.atomic import AtomicFile
-from ..capture.comments import printable
+from ..text import printable
 from ..capture.outdir import make_output_directory, publish_files, remove_created
 from ..capture.pcapng_writer import interface_block, packet_block, section_header
 from ..errors import SimError

@@ -81,7 +81,10 @@ def parse_corelist(text: str, option: str) -> list[int]:
         match = _RANGE.fullmatch(part.strip())
         if not match:
             raise SimError(f"{option} {brief(text)}: invalid core list (e.g. 0-3,5)")
-        low, high = int(match.group(1)), int(match.group(2) or match.group(1))
+        texts = [t.lstrip("0") or "0" for t in (match.group(1), match.group(2) or match.group(1))]
+        # more digits than any lcore id: out of range (strtoul saturates; int() would refuse 4300+ digits)
+        low, high = ((MAX_LCORE, MAX_LCORE) if any(len(t) > len(str(MAX_LCORE)) for t in texts)
+                     else map(int, texts))
         if low > high or high >= MAX_LCORE:
             raise SimError(f"{option} {brief(text)}: invalid core list (lcores 0..{MAX_LCORE - 1}, ranges low-high)")
         lcores.update(range(low, high + 1))
@@ -152,7 +155,8 @@ def parse_eal(argv: list[str]) -> Eal:
     if lcores is None:                          # EAL's default: every CPU of the machine
         lcores = list(range(min(os.cpu_count() or 1, MAX_LCORE)))
     if main_lcore is not None:
-        if not (main_lcore.isascii() and main_lcore.isdigit() and int(main_lcore) in lcores):
+        digits = main_lcore.lstrip("0") or "0"         # int() would refuse 4300+ digits
+        if not (main_lcore.isascii() and main_lcore.isdigit() and len(digits) <= 18 and int(digits) in lcores):
             raise SimError(f"EAL --main-lcore {brief(main_lcore)}: not one of the enabled lcores {lcores}")
-        main_lcore = int(main_lcore)
+        main_lcore = int(digits)
     return Eal(lcores, vdevs, main_lcore if main_lcore is not None else lcores[0])

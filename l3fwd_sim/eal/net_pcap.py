@@ -103,6 +103,8 @@ def parse_vdev(text: str) -> PcapVdev:
             raise SimError(f"--vdev {name}: unknown argument {brief(key)} (net_pcap takes rx_pcap=, tx_pcap=)")
         if not value and key in ("rx_pcap", "tx_pcap"):
             raise SimError(f"--vdev {name}: {key}= names no file")
+        if "\x00" in value:                    # no argv word holds one; os.stat would raise ValueError
+            raise SimError(f"--vdev {name}: {key}={brief(value)}: a file name cannot hold a NUL character")
     if not vdev.rx_pcap and not vdev.tx_pcap:
         raise SimError(f"--vdev {name}: Error - No rx or tx queues provided")
     for key, files in (("rx_pcap", vdev.rx_pcap), ("tx_pcap", vdev.tx_pcap)):

@@ -35,7 +35,7 @@ PROTOCOL_NAMES = {6: "tcp", 17: "udp"}
 PROTOCOL_NUMBERS = {name: number for number, name in PROTOCOL_NAMES.items()}
 MAX_PORT, MAX_PROTOCOL = 0xFFFF, 0xFF
 FIVE_TUPLE_EXAMPLE = '"udp 198.18.0.1:9 > 198.18.0.0:9"'
-_FIVE_TUPLE = re.compile(r"\s*(\S+)\s+(\S+)\s*>\s*(\S+)\s*")
+_FIVE_TUPLE = re.compile(r"\s*(\S+)\s+(\S+)\s*>\s*(\S+)\s*", re.ASCII)
 _DIGITS = re.compile(r"[0-9]+")
 
 

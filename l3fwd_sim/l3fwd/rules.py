@@ -115,16 +115,27 @@ def _text_lines(path: Path):
         yield lineno, line.removesuffix("\r")                     # tolerate CRLF files
 
 
+def _fields(body: str, where: str) -> list[str]:
+    """The fields of a rule line after its lead character, as l3fwd's ``strtok(" \\t\\n")``
+    cuts them. Other whitespace (``\\v``, ``\\f``, ``\\r``, a no-break space) is part of a
+    token to l3fwd, which then fails to parse it: refused, naming it, unless in a comment."""
+    odd = _ODD_SPACE.search(body)
+    if odd and ("#" not in body or odd.start() < body.index("#")):
+        raise SimError(f"{where}: {odd.group()!r} between fields (l3fwd separates fields with blanks "
+                       f"and tabs only)")
+    return body.split()
+
+
 def _rule_lines(path: Path, nfields: int, usage: str):
     """Yield ``(where, fields)`` for every rule line of ``path``."""
     name = f"{path}:"
     for lineno, line in _text_lines(path):
         where = name + str(lineno)
-        if line.startswith("#") or not line.strip():
+        if line.startswith("#") or not line.strip(_C_SPACE):
             continue
         if not line.startswith("R"):
             raise SimError(f"{where}: rule lines must start with 'R' in column 0 (got {line.strip()[:40]!r})")
-        tokens = line[1:].split()
+        tokens = _fields(line[1:], where)
         if len(tokens) < nfields:
             raise SimError(f"{where}: missing fields, expected {usage}")
         if len(tokens) > nfields and not tokens[nfields].startswith("#"):
@@ -360,11 +371,7 @@ def parse_acl_rules(path: Path, family: int) -> AclRules:
             raise SimError(f"{here}: ACL rule lines must start with '@' (deny) or 'R' (route) in column 0 "
                            f"(got {line.strip()[:40]!r})")
         body = line[1:]
-        odd = _ODD_SPACE.search(body)                 # \v, \f, \r, ...: part of a token to l3fwd
-        if odd and ("#" not in body or odd.start() < body.index("#")):
-            raise SimError(f"{here}: {odd.group()!r} between fields (l3fwd separates fields with blanks "
-                           f"and tabs only)")
-        tokens = body.split()
+        tokens = _fields(body, here)
         need = 10 if lead == "R" else 9
         if "#" in body:                               # a trailing comment, or a misplaced '#'
             tokens = tokens[:next((i for i, t in enumerate(tokens) if t.startswith("#")), len(tokens))]

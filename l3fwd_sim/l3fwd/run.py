@@ -66,6 +66,9 @@ class RunOptions(PortInputs):
     chunk_packets: int = 65536           # super-burst size: a speed knob, never changes output
     jobs: int = 1                        # processes: a speed knob, never changes output
     cluster: str | None = None           # Dask scheduler address or local:N (cluster.py): never changes output
+    tls_ca_file: Path | None = None      # a tls:// cluster: its CA's certificate (PEM),
+    tls_cert: Path | None = None         # this client's certificate
+    tls_key: Path | None = None          # and that certificate's private key
     trace: int | str | None = None       # trace the first N packets (per lcore), "all", or None: OUTDIR/trace.jsonl
     annotate: bool = False               # pcapng outputs, each packet's decision in its opt_comment (annotations.py)
     drops: bool = False                  # OUTDIR/drops.pcapng: every dropped packet as received, with its reason
@@ -99,6 +102,8 @@ def _validate(opt: RunOptions) -> tuple[int, dict[int, Path], list[str]]:
     if opt.cluster is not None:
         if opt.jobs > 1:
             raise SimError("--jobs and --cluster: give one (--jobs for this machine, --cluster for Dask)")
+    elif (opt.tls_ca_file, opt.tls_cert, opt.tls_key) != (None, None, None):
+        raise SimError("--tls-ca-file, --tls-cert, --tls-key: only with --cluster tls://HOST:PORT")
 
     if opt.trace is not None and opt.trace != "all" and not (isinstance(opt.trace, int) and opt.trace >= 0):
         raise SimError(f"--trace {opt.trace}: give a number of packets (0 or more) or 'all'")
@@ -336,7 +341,7 @@ def _cluster(opt: RunOptions):
     if opt.cluster is None:
         return nullcontext()
     from ..dataplane.cluster import connected
-    return connected(opt.cluster, opt.announce)
+    return connected(opt.cluster, opt.announce, (opt.tls_ca_file, opt.tls_cert, opt.tls_key))
 
 
 def _tx_position(positions: dict, lcores: Lcores):

@@ -1,7 +1,7 @@
 """The report's charts, as Bokeh figures: grouped bars, plain bars, a matrix.
 
 Each takes the numbers as stats.json holds them and labels as they come: :func:`factors`
-makes them printable (``page.printable``) and distinct. Bokeh draws every label on a
+makes them printable (``text.printable``) and distinct. Bokeh draws every label on a
 canvas, and its hover tooltips show field values as text (never ``{safe}`` here), so no
 label can become markup. Figures have no toolbar and only a hover tool: the page is read,
 not edited.
@@ -13,7 +13,7 @@ from bokeh.palettes import Blues256, Category10_10, Reds256
 from bokeh.plotting import figure
 from bokeh.transform import factor_cmap
 
-from .page import printable
+from ..text import printable
 
 PALETTE = Category10_10
 INTEGER = "{0,0}"           # Bokeh's number format: thousands separators, no decimals

@@ -4,7 +4,7 @@ Nothing of a report is fetched: Bokeh's JavaScript is inlined (its core bundle o
 the styles are inline and the fonts the system's; a Content-Security-Policy forbids any
 load besides. Every string that comes from an input (a file name, a rule line, a
 warning, a trace) is data, never markup: :func:`text` escapes it for HTML and shows its
-control characters as ``\\x1b``-style escapes; chart labels go through :func:`printable`
+control characters as ``\\x1b``-style escapes; chart labels go through ``text.printable``
 (Bokeh draws them on a canvas and escapes the JSON it embeds in the page's script).
 
 Numbers are shown as stats.json holds them: integers with thousands separators in the
@@ -14,15 +14,10 @@ text, every cell carrying the raw value in ``data-value`` (and what it is in
 from __future__ import annotations
 
 import html
-import unicodedata
 from pathlib import Path
 
 from ..capture.atomic import AtomicFile
-
-# Unicode categories shown escaped: controls, format characters (bidi overrides, zero
-# widths: they could make a file name read as another), lone surrogates (undecodable
-# bytes of a file name), line and paragraph separators.
-_HIDDEN = {"Cc", "Cf", "Cs", "Zl", "Zp"}
+from ..text import printable
 
 STYLE = """
 :root { color-scheme: light; --ink: #1d2329; --muted: #5b6670; --rule: #d5dbe1; --band: #f3f5f7; }
@@ -51,22 +46,8 @@ pre { background: var(--band); padding: .5rem; overflow-x: auto; }
 CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
 
 
-def printable(value) -> str:
-    """``str(value)`` with every control, format or surrogate character written as an
-    escape (``\\x1b``, ``\\u202e``, ``\\udcff``), so that it shows instead of acting."""
-    chars = str(value)
-    if chars.isprintable():
-        return chars
-    return "".join(_escape(c) if unicodedata.category(c) in _HIDDEN else c for c in chars)
-
-
-def _escape(char: str) -> str:
-    code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
-
-
 def text(value) -> str:
-    """An input's string as HTML text: :func:`printable`, then HTML-escaped."""
+    """An input's string as HTML text: ``text.printable``, then HTML-escaped."""
     return html.escape(printable(value))
 
 

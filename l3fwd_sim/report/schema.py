@@ -13,7 +13,8 @@ import math
 from pathlib import Path
 
 from ..errors import SimError
-from .page import printable
+from ..numbers import brief
+from ..text import printable
 
 
 class Maybe:
@@ -24,6 +25,7 @@ class Maybe:
 
 
 NUMBER = (int, float)
+_MAX_COUNT = (1 << 64) - 1          # what run and testpmd count in: uint64
 _COUNTS = {"*": int}
 _TIMES = {"*": NUMBER}
 
@@ -88,6 +90,8 @@ def mismatch(value, schema, where: str) -> str | None:
     if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
         return f"{where}: not {' or '.join(t.__name__ for t in types)}"
     # every number a report reads is a count, a time, a share or a ratio
+    if isinstance(value, int) and not isinstance(value, bool) and value > _MAX_COUNT:   # math.isfinite() would overflow
+        return f"{where}: {brief(str(value))} is more than a 64-bit counter holds"
     if isinstance(value, (int, float)) and not isinstance(value, bool) and not (math.isfinite(value) and value >= 0):
         return f"{where}: {value} is not a number >= 0"
     return None

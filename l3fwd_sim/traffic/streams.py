@@ -260,6 +260,8 @@ def load_stream_file(path: str | Path, seed: int | None = None, rate: float | No
     traffic = Traffic({}, seed if seed is not None else file_seed, float(rate), rate_from=rate_from,
                       source=str(path))
     for index, table in enumerate(streams):
+        if not isinstance(table, dict):                # stream = [1, "a"]: an array, but not of tables
+            f.fail(("stream", index), f"stream #{index}: each [[stream]] must be a table, not {type(table).__name__}")
         for port, stream in _streams(f, table, ("stream", index), index):
             traffic.ports.setdefault(port, PortTraffic([], order, group)).streams.append(stream)
     return traffic
@@ -336,7 +338,7 @@ def _payload(f: _File, table: dict, path: tuple, what: str) -> bytes:
 def _field_var(f: _File, table: dict, path: tuple, what: str, kind: str, limit: int | None) -> FieldVar:
     f.check_keys(table, _VARY_KEYS[1:], path, what)
     op = table.get("op", "inc")
-    if op not in OPS:
+    if not isinstance(op, str) or op not in OPS:
         f.fail(path + ("op",), f"{what}: op {op!r} is not one of {', '.join(OPS)}")
     for key in ("min", "max"):
         if key not in table:
@@ -369,7 +371,7 @@ def _vary(f: _File, entries, path: tuple, what: str, template: Template) -> list
         if not isinstance(entry, dict):
             f.fail(entry_path, f"{what}: each vary entry must be a table")
         name = entry.get("field")
-        if name not in VARIABLE_FIELDS:
+        if not isinstance(name, str) or name not in VARIABLE_FIELDS:       # a list or table is no field name
             f.fail(entry_path + ("field",), f"{what}: field {name!r} cannot be varied "
                                             f"(choose from {', '.join(VARIABLE_FIELDS)})")
         slot = template.slots.get(name)

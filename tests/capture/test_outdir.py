@@ -130,3 +130,45 @@ def test_odd_output_paths(tmp_path):
     with pytest.raises(SimError, match="/dev/null: is not a directory"):
         OutputDir("/dev/null")
     assert not (tmp_path / "missing").exists()
+
+
+# names whose digits are not ASCII: Python's \d matches them, C's isdigit() and l3fwd-sim do not
+NOT_OURS = ["port\u0661.pcap", "port\uff11.pcap", "port0.q\u0663.pcap", "port\u0661.pcapng", "port0.q\uff10.pcap"]
+
+
+def test_non_ascii_digit_names_are_not_ours():
+    assert not any(OWN_NAME.fullmatch(name) for name in NOT_OURS)
+
+
+@pytest.mark.parametrize("command", ["run", "testpmd", "generate"])
+def test_a_successful_run_leaves_names_with_non_ascii_digits_untouched(tmp_path, command):
+    """port١.pcap (ARABIC-INDIC ONE), port１.pcap (FULLWIDTH ONE), port0.q٣.pcap look like
+    stale outputs to a \\d pattern; a successful run, testpmd or generate neither replaces
+    nor removes them."""
+    from forwarding import run_cli
+    from frames import mixed_frames, write_pcap
+    write_pcap(tmp_path / "in.pcap", mixed_frames(3, 0, 20))
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in NOT_OURS:
+        (out / name).write_bytes(f"theirs {name}".encode())
+    (out / "port5.pcap").write_bytes(b"a stale output of ours")
+    args = (["generate", "IPV4-CONT-BURST", "--count", "3", "--ports", "2"] if command == "generate"
+            else [command, f"0={tmp_path / 'in.pcap'}"])
+    result = run_cli(*args, "-o", out, "--quiet")
+    assert result.exit_code == 0, result.output
+    after = snapshot(out)
+    assert {name: after.get(name) for name in NOT_OURS} == {name: f"theirs {name}".encode() for name in NOT_OURS}
+    assert "port5.pcap" not in after                         # our own stale output did go
+    assert "port0.pcap" in after
+
+
+def test_a_link_to_itself_named_like_an_output_is_replaced(tmp_path):
+    """port0.pcap -> port0.pcap (a loop): checking the inputs against the outputs once
+    raised RuntimeError (Path.resolve); it is a stale output like any other."""
+    (tmp_path / "port0.pcap").symlink_to("port0.pcap")
+    (tmp_path / "in.pcap").write_bytes(b"input")
+    staged = OutputDir(tmp_path, [tmp_path / "in.pcap"])
+    (staged.stage / "port1.pcap").write_bytes(b"new")
+    staged.publish()
+    assert snapshot(tmp_path) == {"in.pcap": b"input", "port1.pcap": b"new"}

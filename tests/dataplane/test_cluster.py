@@ -3,13 +3,17 @@
 The oracle is ``--jobs 1`` on the same inputs: the outputs byte for byte, the counters
 and the TX model's counters, over uneven port lengths, odd bursts and many chunks (a
 chunk is one super-burst of ``chunk_packets``); pcapng and gzip inputs (read through
-instead of sought) too."""
+instead of sought) too. Who gets in: a malformed address is one line; a ``tls://`` cluster
+(certificates made by openssl here) serves its CA's clients and no one else; ``local:N``
+listens on loopback only."""
 from __future__ import annotations
 
 import gzip
+import json
 import os
 from pathlib import Path
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -17,6 +21,7 @@ import time
 import pytest
 from forwarding import simulate
 from frames import mixed_frames, write_pcap
+from refusals import BIG, assert_refused
 from scapy.layers.l2 import Ether
 from scapy.utils import wrpcapng
 
@@ -227,3 +232,149 @@ def test_the_command_line_keeps_output_urls(tmp_path):
     assert sorted(Path(p).name for p in memory.ls(f"/{tmp_path.name}/run", detail=False)) == ["port0.pcap", "stats.json"]
     assert len(memory.ls(f"/{tmp_path.name}/gen", detail=False)) == 4
     assert not Path("memory:").exists()
+
+
+@pytest.mark.parametrize("address,words", [
+    ("", "not a Dask scheduler address (missing port number"),
+    ("local", "not a Dask scheduler address (missing port number"),
+    ("::::", "not a Dask scheduler address (invalid address"),
+    ("local:0", "local:N takes 1..64"),
+    ("local:x", "local:N takes 1..64"),
+    ("local:\u00b2", "local:N takes 1..64"),                 # a digit to str.isdigit, not to int()
+    (f"local:{BIG}", "local:N takes 1..64"),
+    ("tcp://", "not a Dask scheduler address (missing port number"),
+    ("tls://host", "not a Dask scheduler address (missing port number in address 'host')"),
+    ("tcp://127.0.0.1:99999", "port 99999 out of range 1..65535"),
+    ("nonsense://a:1", "not a Dask scheduler address (unknown address scheme 'nonsense'"),
+    ("tcp://host\n:8786", "'tcp://host\\n:8786': not a scheduler address (it holds a space or a control"),
+    ("tcp://a b:8786", "not a scheduler address (it holds a space"),
+])
+def test_a_malformed_cluster_address_is_one_line(tmp_path, cli, monkeypatch, address, words):
+    """Whatever Dask makes of an address (a ValueError, a TypeError, a connection that
+    times out on a host name with a newline in it) is one line naming the address, exit
+    status 2, and no outputs; never a traceback. It is refused before a Client is made
+    (one that fails to start on its address is left half-open: closing it at exit waits 20 s)."""
+    def no_client(*args, **kwargs):
+        raise AssertionError("a Client was made")
+
+    monkeypatch.setattr(distributed, "Client", no_client)
+    write_pcap(tmp_path / "a.pcap", INPUTS[0])
+    started = time.monotonic()
+    assert_refused(cli("run", f"0={tmp_path / 'a.pcap'}", "-o", tmp_path / "out", "--cluster", address),
+                   "--cluster ", words)
+    assert time.monotonic() - started < 5 and not (tmp_path / "out").exists()
+
+
+def make_certificates(directory: Path) -> None:
+    """With openssl: the cluster's CA (``ca``) and another one (``other``); signed by the
+    first, the scheduler's and workers' certificate (``node``) and a client's (``client``);
+    by the other, a stranger's (``stranger``). ``NAME.pem`` and ``NAME.key`` each (P-256)."""
+    def openssl(*args):
+        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
+
+    for ca in ("ca", "other"):
+        openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
+                "-subj", f"/CN={ca}", "-keyout", f"{ca}.key", "-out", f"{ca}.pem")
+    (directory / "san.ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    for name, ca in (("node", "ca"), ("client", "ca"), ("stranger", "other")):
+        openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", f"/CN={name}",
+                "-keyout", f"{name}.key", "-out", f"{name}.csr")
+        openssl("x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.pem", "-CAkey", f"{ca}.key", "-CAcreateserial",
+                "-days", "2", "-extfile", "san.ext", "-out", f"{name}.pem")
+
+
+@pytest.fixture(scope="module")
+def tls_scheduler(tmp_path_factory):
+    """A TLS-only cluster (a scheduler and one worker, in this process) of the ``ca`` of
+    :func:`make_certificates`: its address, and the directory of the certificates."""
+    certs = tmp_path_factory.mktemp("certs")
+    make_certificates(certs)
+    node = {f"tls_{role}_{part}": str(certs / f"node.{suffix}")
+            for role in ("scheduler", "worker", "client") for part, suffix in (("cert", "pem"), ("key", "key"))}
+    security = distributed.security.Security(tls_ca_file=str(certs / "ca.pem"), require_encryption=True, **node)
+    with distributed.LocalCluster(protocol="tls", security=security, host="127.0.0.1", n_workers=1,
+                                  threads_per_worker=1, processes=False, dashboard_address=None,
+                                  silence_logs=50) as local:
+        yield local.scheduler_address, certs
+
+
+def tls_options(certs: Path, ca: str = "ca", client: str = "client") -> list[str]:
+    return ["--tls-ca-file", certs / f"{ca}.pem", "--tls-cert", certs / f"{client}.pem",
+            "--tls-key", certs / f"{client}.key"]
+
+
+def test_a_tls_cluster_gives_the_output_of_one_process(tmp_path, cli, tls_scheduler):
+    """``--cluster tls://…`` with the cluster's CA and a client certificate it signed: the
+    port files and counters of a run without ``--cluster``."""
+    address, certs = tls_scheduler
+    write_pcap(tmp_path / "a.pcap", INPUTS[0])
+    write_pcap(tmp_path / "b.pcap", INPUTS[1])
+    inputs = [f"0={tmp_path / 'a.pcap'}", f"1={tmp_path / 'b.pcap'}", "-p", "0xf", "--rx-burst", "7", "--quiet"]
+    assert cli("run", *inputs, "-o", tmp_path / "one").exit_code == 0
+    ran = cli("run", *inputs, "-o", tmp_path / "tls", "--cluster", address, *tls_options(certs))
+    assert ran.exit_code == 0, ran.stderr
+    stats = {name: json.loads((tmp_path / name / "stats.json").read_text()) for name in ("one", "tls")}
+    assert counters(stats["tls"]) == counters(stats["one"])
+    for port in range(4):
+        name = f"port{port}.pcap"
+        assert (tmp_path / "tls" / name).read_bytes() == (tmp_path / "one" / name).read_bytes()
+
+
+def test_a_tls_cluster_lets_no_one_in(tmp_path, cli, tls_scheduler, monkeypatch):
+    """Without the certificates, with a plain ``tcp://`` connection, with a certificate of
+    another CA (the scheduler refuses it) or trusting another CA (the client refuses the
+    scheduler): one line and exit status 2, at once (not after the 10 s connect timeout).
+    The TLS options without a ``tls://`` address, files that cannot be read or are not a
+    CA, certificate and key: one line naming them."""
+    address, certs = tls_scheduler
+    write_pcap(tmp_path / "a.pcap", INPUTS[0])
+    (certs / "secret.key").write_bytes(subprocess.run(
+        ["openssl", "pkey", "-in", certs / "client.key", "-aes256", "-passout", "pass:secret"],
+        check=True, capture_output=True).stdout)
+    monkeypatch.chdir(certs)                        # short names in the lines
+    tcp = address.replace("tls://", "tcp://")
+    named = Path(".")
+    for cluster, files, words in (
+            (address, [], "a tls:// scheduler takes --tls-ca-file, --tls-cert, --tls-key"),
+            (address, ["--tls-ca-file", "ca.pem"], "a tls:// scheduler takes --tls-ca-file"),
+            (tcp, [], f"--cluster '{tcp}': cannot reach the Dask scheduler"),
+            (address, tls_options(named, client="stranger"), "cannot reach the Dask scheduler"),
+            (address, tls_options(named, ca="other", client="stranger"), "cannot reach the Dask scheduler"),
+            (tcp, tls_options(named), "--tls-ca-file, --tls-cert, --tls-key: only with a tls:// scheduler"),
+            ("local:2", tls_options(named), "'local:2': --tls-ca-file, --tls-cert, --tls-key: only with a tls://"),
+            (None, tls_options(named), "--tls-ca-file, --tls-cert, --tls-key: only with --cluster tls://HOST:PORT"),
+            ("tls://127.0.0.1", tls_options(named), "not a Dask scheduler address (missing port number"),
+            (address, ["--tls-ca-file", "none.pem", *tls_options(named)[2:]],
+             "--tls-ca-file none.pem: cannot read it (No such file or directory)"),
+            (address, [*tls_options(named)[:4], "--tls-key", "."], "--tls-key .: cannot read it (Is a directory)"),
+            (address, ["--tls-ca-file", "client.key", *tls_options(named)[2:]],
+             "--tls-ca-file client.key: no PEM CA certificate in it"),
+            (address, [*tls_options(named)[:4], "--tls-key", "node.key"],
+             "--tls-cert client.pem, --tls-key node.key: not a PEM certificate and its private key"),
+            (address, [*tls_options(named)[:4], "--tls-key", "secret.key"], "without a pass phrase")):
+        started = time.monotonic()
+        assert_refused(cli("run", f"0={tmp_path / 'a.pcap'}", "-o", tmp_path / "out",
+                           *(["--cluster", cluster] if cluster else []), *files), words)
+        assert time.monotonic() - started < 5, words
+        assert not (tmp_path / "out").exists()
+
+
+def test_local_cluster_listens_on_loopback_only():
+    """``local:N`` binds every listener it starts to loopback: its scheduler, dashboard
+    (bokeh is installed), nannies and workers; none on another interface."""
+    import psutil                                   # comes with distributed
+
+    def listening() -> set:
+        processes = [psutil.Process(), *psutil.Process().children(recursive=True)]
+        return {(process.pid, connection.laddr) for process in processes
+                for connection in process.net_connections(kind="inet") if connection.status == psutil.CONN_LISTEN}
+
+    before = listening()
+    with cluster_module.connected("local:2") as client:
+        workers = client.run(os.getpid)
+        started = listening() - before
+        ports = {address.port for _, address in started}
+        assert int(client.scheduler.address.rsplit(":", 1)[1]) in ports
+        assert int(client.dashboard_link.split(":")[2].split("/")[0]) in ports
+        assert set(workers.values()) <= {pid for pid, _ in started}
+        assert {address.ip for _, address in started} <= {"127.0.0.1", "::1"}, started

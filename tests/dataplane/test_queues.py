@@ -124,3 +124,30 @@ def test_compare_and_run_read_a_several_lcore_output_directory(tmp_path, traffic
     chained = run_cli("run", tmp_path / "a", "-o", tmp_path / "c", "--json")
     assert chained.exit_code == 0, chained.output
     assert json.loads(chained.output)["totals"]["rx"] == json.loads((tmp_path / "a" / "stats.json").read_text())["totals"]["tx"]
+
+
+def test_directory_inputs_ignore_names_with_non_ascii_digits(tmp_path):
+    """port١.pcap, port１.pcap, port0.q٣.pcap are no port's capture (int() would read their
+    digits): a directory is found to hold port 0 only, and one holding only such names
+    holds nothing."""
+    from l3fwd_sim.dataplane.inputs import find_inputs, find_rx_queues
+    for name in ("port0.pcap", "port\u0661.pcap", "port\uff11.pcap", "port0.q\u0663.pcap", "port\u0662.q0.pcapng"):
+        write_pcap(tmp_path / name, [])
+    assert find_rx_queues([str(tmp_path)]) == {(0, None): tmp_path / "port0.pcap"}
+    assert find_inputs([str(tmp_path)]) == {0: tmp_path / "port0.pcap"}
+    (tmp_path / "port0.pcap").unlink()
+    with pytest.raises(SimError, match="no port<N>.pcap files in this directory"):
+        find_rx_queues([str(tmp_path)])
+
+
+@pytest.mark.parametrize("command,spec,out", [("run", "0.0=q/\x00port0.q0.pcap", "out"), ("testpmd", "0=port0\x00.pcap", "out"),
+                                              ("run", ".\x00", "out"), ("run", "0=port0.pcap", "out\x00"),
+                                              ("generate", "random", "o\x00ut")])
+def test_nul_in_a_path_refused(tmp_path, command, spec, out):
+    """A NUL character in an INPUT or -o path (os.stat would raise ValueError): one line
+    (found by tests/fuzz/test_fuzz_options.py)."""
+    from refusals import assert_refused
+    write_pcap(tmp_path / "port0.pcap", mixed_frames(1, 0, 10))
+    assert_refused(run_cli(command, spec.replace("port0", str(tmp_path / "port0")).replace(".\x00", f"{tmp_path}\x00"),
+                           "-o", f"{tmp_path}/{out}"), "a file name cannot hold a NUL character")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["port0.pcap"]

@@ -28,7 +28,7 @@ from forwarding import run_cli
 from frames import mixed_frames, well_formed_frames, write_pcap
 from tshark import TSHARK, fields
 
-from l3fwd_sim.capture.comments import printable
+from l3fwd_sim.text import printable
 from l3fwd_sim.diff.compare import CompareOptions
 from l3fwd_sim.diff import write
 from l3fwd_sim.diff.write import write_differences

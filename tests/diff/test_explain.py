@@ -314,6 +314,9 @@ def test_equal_outputs_need_no_trace_reading(tmp_path):
     ('{"rx_port":0,"rx_queue":0,"index":-2,"tx_port":1,"tx_index":2}', '"index" is -2'),
     ('{"rx_port":"0","rx_queue":0,"index":2,"tx_port":1,"tx_index":2}', '"rx_port" is "0"'),
     ('{"rx_port":0,"rx_queue":0,"index":2,"lcore":0,"tx_port":null,"tx_index":4,"drop":null}', "must both be null"),
+    ("[" * 100_000 + "]" * 100_000, "invalid JSON, nested too deeply"),              # was a RecursionError
+    ('{"rx_port": 0, "rx_queue": 0, "index": 2, "tx_port": null, "tx_index": null, "x": ' + "9" * 5000 + "}",
+     "invalid JSON, a number of more than 4300 digits"),                          # was "not UTF-8 text"
 ])
 def test_bad_trace_line_is_named_by_file_and_line(tmp_path, bad, needle):
     fake_run(tmp_path / "a")

@@ -58,6 +58,15 @@ def test_refused_as_l3fwd(tmp_path, extra, needle):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("extra", ["--hash-entry-num 16 -p bogus", "--rx-burst 0 --trace 5 --drops",
+                                   "--tx-burst 0 --jobs 0", "--rx-burst 600 --config (9,0,0)"])
+def test_notes_not_printed_when_refused(tmp_path, extra):
+    """A note (l3fwd's message about an ignored value) comes after a run that succeeds: a
+    refused run says its one line only (found by tests/fuzz/test_fuzz_options.py)."""
+    assert_refused(run_cli("run", PCAPS, "-o", tmp_path / "out", *extra.split()))
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("given", [(), ("v4",), ("v6",), ("v4", "v6")])
 def test_missing_rule_files_note(tmp_path, given):
     """l3fwd says it whenever the two files are not both given (read_config_files_lpm)."""

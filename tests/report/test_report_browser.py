@@ -80,8 +80,8 @@ def test_hostile_names_are_shown_as_text(seen, browser, runs):
                      ('td[data-key="rule_file"][data-table="lpm4"]', 'td[data-key="input"][data-port="0"]'))
     found: list[str] = []
     open_report(browser, runs["evil"], keep_open=texts)
-    capture = EVIL_CAPTURE.replace("\x1b", "\\x1b").replace("\n", "\\x0a").replace("\u202e", "\\u202e")
-    assert found[0].endswith(EVIL_RULES) and found[1].endswith(capture.replace("\x07", "\\x07"))
+    capture = repr(EVIL_CAPTURE)[1:-1]                 # escaped as repr escapes: \x1b, \n, \u202e
+    assert found[0].endswith(EVIL_RULES) and found[1].endswith(capture)
     labels = seen[1]
     assert any(label.startswith(f"{EVIL_RULES}:") for label in labels["evil"])
     assert INJECTED in labels["injected"] and f"drop: {INJECTED}" in labels["injected"]

@@ -79,9 +79,8 @@ def test_input_strings_are_text(runs):
     text = runs["evil"].read_text()
     page = parse_page(text)
     assert not [tag for tag, _ in page.tags if tag in ("img", "svg")]
-    shown = EVIL_CAPTURE.replace("\x1b", "\\x1b").replace("\n", "\\x0a").replace("\u202e", "\\u202e")
-    assert "&lt;svg onload=alert(2)&gt;" in text and shown.replace("\x07", "\\x07").replace("<", "&lt;").replace(
-        ">", "&gt;") in text
+    shown = repr(EVIL_CAPTURE)[1:-1]                   # escaped as repr escapes: \x1b, \n, \u202e
+    assert "&lt;svg onload=alert(2)&gt;" in text and shown.replace("<", "&lt;").replace(">", "&gt;") in text
     assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text
     assert EVIL_RULES.replace("<", "&lt;").replace(">", "&gt;") in text
 
@@ -138,13 +137,15 @@ def test_a_wrong_field_is_named(runs, tmp_path):
     assert "ports.2.rx: not int" in _one_line_error("report", tmp_path)
     stats["ports"]["2"]["rx"] = 256
     (tmp_path / "stats.json").write_text(json.dumps(stats))
-    assert "ports.3.drops.a\\x0ab: not int" in _one_line_error("report", tmp_path)
+    assert "ports.3.drops.a\\nb: not int" in _one_line_error("report", tmp_path)
 
 
 @pytest.mark.parametrize("change,said", [
     (lambda s: s["ports"]["0"].update(rx=-1), "ports.0.rx: -1 is not a number >= 0"),
     (lambda s: s.update(elapsed_seconds=float("nan")), "elapsed_seconds: nan is not a number >= 0"),
-], ids=["negative", "nan"])
+    (lambda s: s["setup_ms"].update(tables=10**400), "setup_ms.tables: '1000"),      # math.isfinite() overflowed
+    (lambda s: s["ports"]["0"].update(rx=2**64), "ports.0.rx: '18446744073709551616' is more than a 64-bit counter"),
+], ids=["negative", "nan", "huge", "beyond-64-bits"])
 def test_an_impossible_number_is_one_line(runs, tmp_path, change, said):
     stats = _stats(runs["lcores"])
     change(stats)

@@ -556,8 +556,18 @@ BAD_FILES = [
     ("[[stream]]\ncount = 1\nipv4 = {}\n[[stream.vary]]\nfield = \"ipv4.ttl\"\nop = \"jump\"\nmin = 1\nmax = 2\n",
      6, "op 'jump'"),
     ("[[stream]]\ncount = 1\nipv4 = {}\n[[stream.vary]]\nfield = \"ipv4.ttl\"\nmax = 2\n", 4, "min is required"),
+    # a value of another TOML type where a name is expected (issue 28: TypeError: unhashable type)
+    ("[[stream]]\ncount = 1\nipv4 = {}\n[[stream.vary]]\nfield = [31]\nmin = 1\nmax = 2\n", 5,
+     "field [31] cannot be varied"),
+    ("[[stream]]\ncount = 1\nipv4 = {}\n[[stream.vary]]\nfield = {}\nmin = 1\nmax = 2\n", 5,
+     "field {} cannot be varied"),
+    ("[[stream]]\ncount = 1\nipv4 = {}\n[[stream.vary]]\nfield = \"ipv4.ttl\"\nop = {}\nmin = 1\nmax = 2\n", 6,
+     "op {} is not one of"),
     ("[[stream]]\ncount = 1\nipv4 = {}\n[[stream.vary]]\nfield = \"ipv4.dst\"\nmin = \"1.2.3.4\"\n"
      "max = \"1.2.3.9\"\ninit = \"1.2.3.99\"\n", 8, "init"),
+    # streams that are no tables (AttributeError: 'int' object has no attribute 'get')
+    ("order = \"random\"\nstream = [1, \"a\"]\n", 2, "stream #0: each [[stream]] must be a table, not int"),
+    ("stream = [{ count = 1, ipv4 = {} }, []]\n", 1, "stream #1: each [[stream]] must be a table, not list"),
     ("[[stream]]\nname = \"ok\"\ncount = 1\nipv4 = {}\n\n[[stream]]\nname = \"second\"\ncount = 1\n"
      "ipv6 = {}\n[[stream.vary]]\nfield = \"ipv6.src\"\nmin = \"::\"\nmax = \"ffff::\"\n", 13, "stream 'second'"),
 ]

@@ -1,21 +1,21 @@
-"""Text that goes into a capture file's comments and names (pcapng ``opt_comment``,
-``if_name``): one line of UTF-8, whatever the input it comes from.
+"""Text from an input, shown to a person: one printable line of UTF-8, whatever it holds.
 
-A comment is data written for a person reading it in Wireshark (Packet Comments,
-``frame.comment``), and part of it often comes from an input: a file name, a field value
-dissected from a packet. A newline there would cut the comment in two in every line-based
-view (``tshark -T fields``, ``capinfos``), an escape sequence could drive the reader's
-terminal, a right-to-left override could make the text read backwards, and a file name
-that is not valid UTF-8 (Python hands it over with surrogate escapes) cannot be written
-as UTF-8 at all.
+Every message on stderr, every pcapng comment and name (``opt_comment``, ``if_name``) and
+every string of an HTML report that comes from an input (a file name, a rule line, an
+option's value, a field dissected from a packet) goes through :func:`printable`. A
+newline there would cut a message in two (the CLI promises one line per error) or a
+comment in every line-based view (``tshark -T fields``, ``capinfos``), an escape
+sequence could drive the reader's terminal, a right-to-left override could make the text
+read backwards, and a file name that is not valid UTF-8 (Python hands it over with
+surrogate escapes) cannot be written as UTF-8 at all.
 """
 from __future__ import annotations
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
-def printable(text: str) -> str:
-    """``text`` with every character Python's ``str.isprintable`` rejects written as an
+def printable(value) -> str:
+    """``str(value)`` with every character Python's ``str.isprintable`` rejects written as an
     escape, as ``repr`` writes it: ``\\n``, ``\\r``, ``\\t``, else ``\\xNN``, ``\\uNNNN``
     or ``\\UNNNNNNNN``. Those are Unicode's "Other" and "Separator" characters except the
     ASCII space: control characters (C0, DEL, C1), format characters (bidirectional
@@ -23,6 +23,7 @@ def printable(text: str) -> str:
     line and paragraph separators and the other spaces. The result is one line of
     printable, UTF-8-encodable text; printable text comes back unchanged. For display:
     a backslash already in ``text`` is kept as it is, so escaping is not undone exactly."""
+    text = str(value)
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() else _NAMED.get(c) or _escape(ord(c)) for c in text)
