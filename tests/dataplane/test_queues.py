@@ -11,6 +11,7 @@ from frames import mixed_frames, read_pcap_frames, write_pcap
 from scapy.utils import RawPcapReader
 
 from l3fwd_sim import SimError
+from l3fwd_sim.dataplane.inputs import find_rx_queues
 from l3fwd_sim.dataplane.queues import RxQueue, lcores_of, parse_config
 
 CONFIG = "(0,0,0),(0,1,1),(1,0,2),(1,1,3),(2,0,0),(2,1,1),(3,0,2),(3,1,3)"
@@ -130,7 +131,7 @@ def test_directory_inputs_ignore_names_with_non_ascii_digits(tmp_path):
     """port١.pcap, port１.pcap, port0.q٣.pcap are no port's capture (int() would read their
     digits): a directory is found to hold port 0 only, and one holding only such names
     holds nothing."""
-    from l3fwd_sim.dataplane.inputs import find_inputs, find_rx_queues
+    from l3fwd_sim.dataplane.inputs import find_inputs
     for name in ("port0.pcap", "port\u0661.pcap", "port\uff11.pcap", "port0.q\u0663.pcap", "port\u0662.q0.pcapng"):
         write_pcap(tmp_path / name, [])
     assert find_rx_queues([str(tmp_path)]) == {(0, None): tmp_path / "port0.pcap"}
@@ -149,5 +150,13 @@ def test_nul_in_a_path_refused(tmp_path, command, spec, out):
     from refusals import assert_refused
     write_pcap(tmp_path / "port0.pcap", mixed_frames(1, 0, 10))
     assert_refused(run_cli(command, spec.replace("port0", str(tmp_path / "port0")).replace(".\x00", f"{tmp_path}\x00"),
-                           "-o", f"{tmp_path}/{out}"), "a file name cannot hold a NUL character")
+                           "-o", f"{tmp_path}/{out}"), "cannot hold a NUL character")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["port0.pcap"]
+
+
+@pytest.mark.parametrize("text", ["0=a\x00.pcap", "0.1=q/\x00"])
+def test_nul_in_a_path_refused_by_the_library(text):
+    """The CLI refuses a NUL in any argument before parsing; the library's own callers
+    (find_rx_queues of an API user) get the same one line from as_location."""
+    with pytest.raises(SimError, match="a file name cannot hold a NUL character"):
+        find_rx_queues([text])

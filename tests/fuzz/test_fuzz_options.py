@@ -57,8 +57,8 @@ def work() -> Path:
     write_pcap(inputs / "q" / "port0.q1.pcap", mixed_frames(10, 0, 20))
     rules = root / "rules"
     rules.mkdir()
-    (rules / "lpm4.cfg").write_text("R198.18.0.0/24 0\nR198.18.1.0/24 1\nR0.0.0.0/0 1\n")
-    (rules / "lpm6.cfg").write_text("R2001:200:0:0:0:0:0:0/48 1\nR0:0:0:0:0:0:0:0/0 0\n")
+    (rules / "lpm4.cfg").write_text("R198.18.0.0/24 0\nR198.18.1.0/24 1\nR128.0.0.0/1 1\n")      # /0: fib only
+    (rules / "lpm6.cfg").write_text("R2001:200:0:0:0:0:0:0/48 1\nR8000:0:0:0:0:0:0:0/1 0\n")
     (rules / "em4.cfg").write_text("R198.18.0.0 198.18.0.1 9 9 0x11 0\n")
     (rules / "em6.cfg").write_text("R2001:200:0:0:0:0:0:0 2001:200:0:0:0:0:0:1 9 9 0x11 1\n")
     (rules / "acl4.cfg").write_text("R0.0.0.0/0 198.18.0.0/16 0 : 65535 0 : 65535 0/0 1\n")
