@@ -3,17 +3,42 @@ so an interrupted run never leaves a half-written file."""
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
+import shutil
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Callable, TypeVar
 
 from ..errors import SimError
+
+T = TypeVar("T")
 
 
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def create_new(directory: Path, prefix: str, suffix: str, make: Callable[[Path], T]) -> tuple[Path, T]:
+    """A new entry ``<prefix><random><suffix>`` in ``directory``, made by ``make(path)``
+    (``os.mkdir``, or ``os.open`` with ``O_EXCL``: it raises FileExistsError when the name
+    is taken), and what ``make`` returned. As ``mkstemp``/``mkdtemp`` do, with one thing
+    more: a stop signal's handler raises at the first bytecode after the system call
+    returns, before the caller knows the name; here that is still inside this function,
+    which then removes what it made, so an interrupted run leaves nothing behind."""
+    while True:
+        path = Path(directory) / f"{prefix}{secrets.token_hex(6)}{suffix}"
+        try:
+            return path, make(path)
+        except FileExistsError:
+            continue
+        except BaseException:
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+            raise
 
 
 @contextmanager
@@ -60,6 +85,10 @@ class _NamedFile:
             pass
 
 
+def _open_new(path: Path) -> int:
+    return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+
+
 class AtomicFile:
     """``file`` is open for binary writing; ``commit()`` renames it to ``path``,
     ``abort()`` removes it. Permissions follow the umask like a plain ``open``. Every
@@ -68,10 +97,14 @@ class AtomicFile:
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         with naming(self.path, "cannot create"):
-            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-        os.fchmod(fd, 0o666 & ~_umask())
-        self._tmp = Path(tmp)
-        self.file = _NamedFile(fd, self.path)
+            self._tmp, fd = create_new(self.path.parent, f".{self.path.name}.", ".tmp", _open_new)
+        try:
+            os.fchmod(fd, 0o666 & ~_umask())
+            self.file = _NamedFile(fd, self.path)
+        except BaseException:
+            os.close(fd)
+            self._tmp.unlink(missing_ok=True)
+            raise
 
     def commit(self) -> None:
         self.file.close()

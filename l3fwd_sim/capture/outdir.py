@@ -19,11 +19,15 @@ import tempfile
 from pathlib import Path
 
 from ..errors import SimError
-from .atomic import naming
+from .atomic import create_new, naming
 from .location import as_location, is_url, join, list_directory, make_directory, put, remove
 
 # what a run, testpmd or generate writes: a later run's set replaces all of these
 OWN_NAME = re.compile(r"port[0-9]+(?:\.q[0-9]+)?\.pcap(?:ng)?|stats\.json|trace\.jsonl|drops\.pcapng|report\.html")
+
+
+def _make_directory(path: Path) -> None:
+    os.mkdir(path, 0o700)
 
 
 class OutputDir:
@@ -39,13 +43,14 @@ class OutputDir:
             self.scratch = join(self.path, f".{self.stage.name}.chunks")
             return
         self._created = make_output_directory(self.path)
+        self.stage = None
         try:
             _refuse_inputs(self.path, inputs)
             with naming(self.path, "cannot write into the output directory"):
-                self.stage = Path(tempfile.mkdtemp(prefix=".l3fwd-sim.", suffix=".stage", dir=self.path))
+                self.stage, _ = create_new(Path(self.path), ".l3fwd-sim.", ".stage", _make_directory)
             self.scratch = self.stage / ".chunks"     # what every --cluster worker reaches: beside the outputs
         except BaseException:
-            self._remove_created()
+            self.discard()
             raise
 
     def __enter__(self) -> "OutputDir":
@@ -93,7 +98,8 @@ class OutputDir:
 
 
     def discard(self) -> None:
-        shutil.rmtree(self.stage, ignore_errors=True)
+        if self.stage is not None:
+            shutil.rmtree(self.stage, ignore_errors=True)
         self._remove_created()
 
     def _remove_created(self) -> None:

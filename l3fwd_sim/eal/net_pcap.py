@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ..capture.atomic import create_new
 from ..capture.location import as_location, identity, is_url
 from ..capture.outdir import publish_files
 from ..capture.pcap import PcapWriter
@@ -155,7 +155,7 @@ class TxFiles:
     def scratch(self):
         """A private directory beside the first output (same file system: the outputs are
         renamed, not copied, into place), removed on the way out whatever happens."""
-        path = Path(tempfile.mkdtemp(prefix=".l3fwd-sim.", suffix=".vdev", dir=self.directory))
+        path, _ = create_new(self.directory, ".l3fwd-sim.", ".vdev", os.mkdir)
         try:
             yield path
         finally:

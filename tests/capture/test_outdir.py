@@ -13,7 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from l3fwd_sim.capture import atomic as atomic_module
 from l3fwd_sim.capture import outdir as outdir_module
+from l3fwd_sim.capture.atomic import AtomicFile, create_new
 from l3fwd_sim.capture.outdir import OWN_NAME, OutputDir
 from l3fwd_sim.errors import SimError
 
@@ -105,13 +107,64 @@ def test_output_directory_errors(tmp_path, monkeypatch):
     with pytest.raises(SimError, match="cannot create output directory: Not a directory"):
         OutputDir(tmp_path / "afile" / "sub")
 
-    def refuse(*args, **kwargs):
-        raise PermissionError(13, "Permission denied")
-    monkeypatch.setattr(outdir_module.tempfile, "mkdtemp", refuse)
+    real_mkdir = os.mkdir
+
+    def refuse(path, *args, **kwargs):           # the staging directory only
+        if ".l3fwd-sim." in str(path):
+            raise PermissionError(13, "Permission denied")
+        return real_mkdir(path, *args, **kwargs)
+    monkeypatch.setattr(outdir_module.os, "mkdir", refuse)
     with pytest.raises(SimError) as err:
         OutputDir(tmp_path / "ro")
     assert str(err.value) == f"{tmp_path / 'ro'}: cannot write into the output directory: Permission denied"
     assert not (tmp_path / "ro").exists()
+
+
+@pytest.mark.parametrize("exists", [False, True])
+def test_a_signal_just_after_the_stage_is_made_leaves_nothing(tmp_path, monkeypatch, exists):
+    """A stop signal's handler raises at the first bytecode after mkdir returned (found by
+    tests/test_faults.py under load: SIGHUP as the staging directory appeared): the
+    staging directory and a directory the run created go, what was there stays."""
+    out = tmp_path / "out"
+    if exists:
+        out.mkdir()
+        (out / "keep.txt").write_text("x")
+    before = snapshot(out) if exists else None
+    real_mkdir = os.mkdir
+
+    def mkdir_then_signal(path, *args, **kwargs):
+        real_mkdir(path, *args, **kwargs)
+        if ".l3fwd-sim." in str(path):
+            raise KeyboardInterrupt
+    monkeypatch.setattr(outdir_module.os, "mkdir", mkdir_then_signal)
+    with pytest.raises(KeyboardInterrupt):
+        OutputDir(out)
+    assert (snapshot(out) == before) if exists else not out.exists()
+
+
+@pytest.mark.parametrize("make", ["file", "directory"])
+def test_create_new_removes_what_a_signal_interrupted(tmp_path, make):
+    """The same for every temporary name (AtomicFile's file, net_pcap's scratch
+    directory): made, then interrupted before the caller knew the name: removed."""
+    def make_then_signal(path):
+        path.mkdir() if make == "directory" else path.write_bytes(b"")
+        raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        create_new(tmp_path, ".x.", ".tmp", make_then_signal)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_atomic_file_interrupted_as_it_is_created_leaves_nothing(tmp_path, monkeypatch):
+    real_open = os.open
+
+    def open_then_signal(*args, **kwargs):
+        real_open(*args, **kwargs)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(atomic_module.os, "open", open_then_signal)
+    with pytest.raises(KeyboardInterrupt):
+        AtomicFile(tmp_path / "report.html")
+    monkeypatch.undo()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_inputs_named_like_outputs_in_the_output_directory_are_refused(tmp_path):
