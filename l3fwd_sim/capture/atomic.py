@@ -54,8 +54,8 @@ def naming(path: Path, doing: str = "cannot write"):
 class _NamedFile:
     """The temporary file, buffered, with every failure reported under the output's name."""
 
-    def __init__(self, fd: int, path: Path):
-        self._file = os.fdopen(fd, "wb", buffering=1 << 20)   # big writes go straight through; small ones batch
+    def __init__(self, file, path: Path):
+        self._file = file
         self.path = path
 
     def write(self, data) -> None:
@@ -85,8 +85,11 @@ class _NamedFile:
             pass
 
 
-def _open_new(path: Path) -> int:
-    return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+def _open_new(path: Path):
+    """A new file, its descriptor owned by a file object at once: however a signal
+    interrupts what follows, the descriptor is closed once, by that object."""
+    return os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600), "wb",
+                     buffering=1 << 20)                 # big writes go straight through; small ones batch
 
 
 class AtomicFile:
@@ -97,12 +100,12 @@ class AtomicFile:
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         with naming(self.path, "cannot create"):
-            self._tmp, fd = create_new(self.path.parent, f".{self.path.name}.", ".tmp", _open_new)
+            self._tmp, file = create_new(self.path.parent, f".{self.path.name}.", ".tmp", _open_new)
         try:
-            os.fchmod(fd, 0o666 & ~_umask())
-            self.file = _NamedFile(fd, self.path)
+            os.fchmod(file.fileno(), 0o666 & ~_umask())
+            self.file = _NamedFile(file, self.path)
         except BaseException:
-            os.close(fd)
+            file.close()
             self._tmp.unlink(missing_ok=True)
             raise
 

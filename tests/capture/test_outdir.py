@@ -6,6 +6,7 @@ what was there; one that succeeds leaves the new set, other people's files and n
 stale of ours."""
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 
@@ -165,6 +166,26 @@ def test_an_atomic_file_interrupted_as_it_is_created_leaves_nothing(tmp_path, mo
         AtomicFile(tmp_path / "report.html")
     monkeypatch.undo()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_atomic_file_interrupted_once_open_closes_its_descriptor_once(tmp_path, monkeypatch):
+    """Interrupted just after its file object took the descriptor: closed once, so a file
+    opened next (the same descriptor number) is not closed under it by a second close
+    (found by test_faults: testpmd under SIGHUP ended in "Bad file descriptor")."""
+    real = atomic_module._NamedFile
+
+    def named_then_signal(*args):
+        real(*args)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(atomic_module, "_NamedFile", named_then_signal)
+    with pytest.raises(KeyboardInterrupt):
+        AtomicFile(tmp_path / "stats.json")
+    with open(tmp_path / "next.bin", "wb") as following:
+        gc.collect()                                 # any file object left over is closed now
+        following.write(b"x" * 10)
+        following.flush()
+    assert (tmp_path / "next.bin").read_bytes() == b"x" * 10
+    assert [p.name for p in tmp_path.iterdir()] == ["next.bin"]
 
 
 def test_inputs_named_like_outputs_in_the_output_directory_are_refused(tmp_path):
