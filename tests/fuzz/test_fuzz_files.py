@@ -351,32 +351,39 @@ OTHER_VALUES = st.sampled_from([
 ])
 
 
+def _entry(draw, doc, descend: int):
+    """A random entry of a parsed document (TOML or JSON): walk down from the top, into a
+    non-empty table or array with odds ``descend`` in ``descend + 1``; (its container, its
+    key or index), or None at an empty container."""
+    node = doc
+    while True:
+        keys = list(node) if isinstance(node, dict) else list(range(len(node)))
+        if not keys:
+            return None
+        key = draw(st.sampled_from(keys))
+        child = node[key]
+        if not (isinstance(child, (dict, list)) and child and draw(st.integers(0, descend))):
+            return node, key
+        node = child
+
+
 @st.composite
 def replaced(draw):
     """A valid stream file's value (or a key) replaced by another TOML type."""
     import tomllib
     doc = tomllib.loads(draw(st.sampled_from(STREAM_FILES)))
     for _ in range(draw(st.integers(1, 3))):
-        node = doc
-        while True:                                      # walk down to a container
-            keys = list(node) if isinstance(node, dict) else list(range(len(node)))
-            if not keys:
-                break
-            key = draw(st.sampled_from(keys))
-            child = node[key]
-            if isinstance(child, (dict, list)) and child and draw(st.integers(0, 2)):
-                node = child
-                continue
-            action = draw(st.sampled_from(("value", "value", "value", "key", "delete")))
-            if action == "value":
-                node[key] = copy.deepcopy(draw(OTHER_VALUES))      # sampled objects are shared
-            elif action == "key" and isinstance(node, dict):
-                node[draw(hostile_text(8))] = node.pop(key)
-            elif isinstance(node, dict):
-                del node[key]
-            else:
-                node.pop(key)
-            break
+        found = _entry(draw, doc, descend=2)
+        if found is None:
+            continue
+        node, key = found
+        action = draw(st.sampled_from(("value", "value", "value", "key", "delete")))
+        if action == "value":
+            node[key] = copy.deepcopy(draw(OTHER_VALUES))          # sampled objects are shared
+        elif action == "key" and isinstance(node, dict):
+            node[draw(hostile_text(8))] = node.pop(key)
+        else:
+            del node[key]
     return toml_document(doc, tables=draw(st.booleans()))
 
 
@@ -533,28 +540,19 @@ def stats_files(draw):
         return draw(mutated([text])).encode("utf-8", "surrogateescape")
     doc = json.loads(text)
     for _ in range(draw(st.integers(1, 3))):
-        node = doc
-        while True:
-            keys = list(node) if isinstance(node, dict) else list(range(len(node)))
-            if not keys:
-                break
-            key = draw(st.sampled_from(keys))
-            child = node[key]
-            if isinstance(child, (dict, list)) and child and draw(st.integers(0, 3)):
-                node = child
-                continue
-            action = draw(st.sampled_from(("value", "value", "key", "add", "delete")))
-            if action == "value":
-                node[key] = _other(draw)
-            elif action == "key" and isinstance(node, dict):
-                node[draw(st.sampled_from(ODD_KEYS) | hostile_text(8))] = node.pop(key)
-            elif action == "add" and isinstance(node, dict):
-                node[draw(st.sampled_from(ODD_KEYS))] = copy.deepcopy(node[key])
-            elif isinstance(node, dict):
-                del node[key]
-            else:
-                node.pop(key)
-            break
+        found = _entry(draw, doc, descend=3)
+        if found is None:
+            continue
+        node, key = found
+        action = draw(st.sampled_from(("value", "value", "key", "add", "delete")))
+        if action == "value":
+            node[key] = _other(draw)
+        elif action == "key" and isinstance(node, dict):
+            node[draw(st.sampled_from(ODD_KEYS) | hostile_text(8))] = node.pop(key)
+        elif action == "add" and isinstance(node, dict):
+            node[draw(st.sampled_from(ODD_KEYS))] = copy.deepcopy(node[key])
+        else:
+            del node[key]
     text = json.dumps(doc, ensure_ascii=draw(st.booleans()), indent=draw(st.sampled_from((None, 2))))
     return text.encode("utf-8", "surrogateescape" if draw(st.booleans()) else "surrogatepass")
 
