@@ -3,7 +3,7 @@ beside the Python modules they twin (l3fwd_sim/compiled.h lists them). It is opt
 without a C compiler the install goes on and the numpy stages run (compiled.py)."""
 from setuptools import Extension, setup
 
-SOURCES = ["l3fwd_sim/compiled.c", "l3fwd_sim/capture/records.c", "l3fwd_sim/tables/acl.c",
+SOURCES = ["l3fwd_sim/compiled.c", "l3fwd_sim/capture/records.c", "l3fwd_sim/capture/pcapng.c", "l3fwd_sim/tables/acl.c",
            "l3fwd_sim/l3fwd/multi.c", "l3fwd_sim/l3fwd/simple.c",
            "l3fwd_sim/dataplane/lcore.c", "l3fwd_sim/dataplane/polling.c", "l3fwd_sim/dataplane/rss.c",
            "l3fwd_sim/dataplane/stats.c", "l3fwd_sim/dataplane/tx.c", "l3fwd_sim/dataplane/jsonlines.c",

@@ -183,6 +183,52 @@ fail:
     return NULL;
 }
 
+/* walk_blocks(buf, pos, end, limit, big_endian, (section, snap, units, scale, tsoffset), offsets, owner, rows)
+ * -> (packets, pos, frame bytes, skipped_from, stop) */
+static PyObject *py_walk_blocks(PyObject *self, PyObject *args)
+{
+    PyObject *buf_o, *section_o, *snap_o, *units_o, *scale_o, *tsoffset_o, *offsets_o, *owner_o, *rows_o;
+    long long pos, end, limit;
+    int big_endian;
+    if (!PyArg_ParseTuple(args, "OLLLp(OOOOO)OOO", &buf_o, &pos, &end, &limit, &big_endian, &section_o, &snap_o,
+                          &units_o, &scale_o, &tsoffset_o, &offsets_o, &owner_o, &rows_o))
+        return NULL;
+    struct views v = {.n = 0};
+    struct pcapng_walk w = {.pos = pos, .end = end, .limit = limit, .big_endian = big_endian};
+    Py_ssize_t size, interfaces, n_units, n_scale, n_tsoffset, n_offsets, n_owner, rows, cols;
+    if (!(w.buf = vec(&v, buf_o, 0, 1, &size, "buf"))
+        || !(w.interfaces.section = vec(&v, section_o, 0, 8, &w.interfaces.section_size, "section"))
+        || !(w.interfaces.snap = vec(&v, snap_o, 0, 8, &interfaces, "snap"))
+        || !(w.interfaces.units = vec(&v, units_o, 0, 8, &n_units, "units"))
+        || !(w.interfaces.scale = vec(&v, scale_o, 0, 8, &n_scale, "scale"))
+        || !(w.interfaces.tsoffset = vec(&v, tsoffset_o, 0, 8, &n_tsoffset, "tsoffset"))
+        || !(w.offsets = vec(&v, offsets_o, 1, 8, &n_offsets, "offsets")) || !(w.owner = vec(&v, owner_o, 1, 8, &n_owner, "owner"))
+        || !(w.rows = mat(&v, rows_o, 1, &rows, &cols, &w.row_stride, "rows")))
+        goto fail;
+    int ok = pos >= 0 && end <= size && pos <= end && limit >= 0 && limit <= n_offsets && limit <= n_owner
+             && limit <= rows && cols == ROW_BYTES && n_units == interfaces
+             && n_scale == interfaces && n_tsoffset == interfaces;
+    for (Py_ssize_t k = 0; ok && k < w.interfaces.section_size; k++)
+        ok = w.interfaces.section[k] >= 0 && w.interfaces.section[k] < interfaces;
+    for (Py_ssize_t k = 0; ok && k < interfaces; k++)
+        ok = w.interfaces.units[k] > 0 && w.interfaces.snap[k] >= 0 && w.interfaces.scale[k] >= 0
+             && (!w.interfaces.scale[k] || w.interfaces.scale[k] * w.interfaces.units[k] == 1000000000);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "walk_blocks: rows of 80 bytes, a range inside the buffer, and interfaces "
+                        "of one size");
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    walk_blocks(&w);
+    Py_END_ALLOW_THREADS
+    release(&v);
+    return Py_BuildValue("LLLLi", (long long)w.n, (long long)w.pos, (long long)w.frame_bytes,
+                         (long long)w.skipped_from, (int)w.stop);
+fail:
+    release(&v);
+    return NULL;
+}
+
 static PyObject *py_gather_windows(PyObject *self, PyObject *args)
 {
     PyObject *buf_o, *starts_o, *widths_o, *out_o;
@@ -276,12 +322,33 @@ fail:
     return NULL;
 }
 
+/* Time-stamp ticks per second of a row or an output: ns or µs. */
+static int units_ok(long long units)
+{
+    if (units != 1000000000 && units != 1000000) {
+        PyErr_SetString(PyExc_ValueError, "time stamps in ns or µs only");
+        return 0;
+    }
+    return 1;
+}
+
+/* record_format = (pcapng, units) */
+static int format_of(PyObject *tuple, struct record_format *f)
+{
+    long long units;
+    if (!PyArg_ParseTuple(tuple, "pL", &f->pcapng, &units) || !units_ok(units))
+        return 0;
+    f->units = units;
+    return 1;
+}
+
 /* packets = (rows, caplen, in_port, sources, source_id, source_row); sources: a list of
- * (block, offsets) per source, or None when no frame is longer than a row's head. */
+ * (block, offsets, row units) per source, or None when no frame is longer than a row's head. */
 struct packets_args {
     struct packets p;
     const uint8_t *blocks[MAX_SOURCES];
     const int64_t *offsets[MAX_SOURCES];
+    int64_t row_units[MAX_SOURCES];
     const int64_t *numbers[MAX_SOURCES];      /* a traced queue's record numbers (lcore_step's trace) */
     Py_ssize_t block_size[MAX_SOURCES], offsets_len[MAX_SOURCES], sources;
 };
@@ -305,11 +372,12 @@ static int packets_of(struct views *v, PyObject *tuple, int writable, struct pac
     p->n = n;
     p->blocks = a->blocks;
     p->offsets = a->offsets;
+    p->row_units = a->row_units;
     p->source_id = p->source_row = NULL;
     a->sources = 0;
     if (sources_o == Py_None)
         return 1;
-    PyObject *list = PySequence_Fast(sources_o, "sources: a sequence of (block, offsets)");
+    PyObject *list = PySequence_Fast(sources_o, "sources: a sequence of (block, offsets, row units)");
     if (list == NULL)
         return 0;
     a->sources = PySequence_Fast_GET_SIZE(list);
@@ -320,12 +388,15 @@ static int packets_of(struct views *v, PyObject *tuple, int writable, struct pac
     }
     for (Py_ssize_t s = 0; s < a->sources; s++) {
         PyObject *block_o, *offsets_o;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(list, s), "OO", &block_o, &offsets_o)
+        long long units;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(list, s), "OOL", &block_o, &offsets_o, &units)
             || !(a->blocks[s] = vec(v, block_o, 0, 1, &a->block_size[s], "block"))
-            || !(a->offsets[s] = vec(v, offsets_o, 0, 8, &a->offsets_len[s], "offsets"))) {
+            || !(a->offsets[s] = vec(v, offsets_o, 0, 8, &a->offsets_len[s], "offsets"))
+            || !units_ok(units)) {
             Py_DECREF(list);
             return 0;
         }
+        a->row_units[s] = units;
     }
     Py_DECREF(list);
     Py_ssize_t n_id, n_row;
@@ -365,12 +436,14 @@ static int dest_ok(const int64_t *dest, int64_t n, int64_t ports)
     return 1;
 }
 
-/* scatter_records(packets, dest, out, bytes, count, start): per port its bytes, packets and
- * where its records start in out */
+/* scatter_records(packets, dest, (pcapng, units), out, bytes, count, start): per port its bytes,
+ * packets and where its records start in out */
 static PyObject *py_scatter_records(PyObject *self, PyObject *args)
 {
-    PyObject *packets_o, *dest_o, *out_o, *bytes_o, *count_o, *start_o;
-    if (!PyArg_ParseTuple(args, "OOOOOO", &packets_o, &dest_o, &out_o, &bytes_o, &count_o, &start_o))
+    PyObject *packets_o, *dest_o, *format_o, *out_o, *bytes_o, *count_o, *start_o;
+    struct record_format format;
+    if (!PyArg_ParseTuple(args, "OOOOOOO", &packets_o, &dest_o, &format_o, &out_o, &bytes_o, &count_o, &start_o)
+        || !format_of(format_o, &format))
         return NULL;
     struct views v = {.n = 0};
     struct packets_args *a = PyMem_Malloc(sizeof *a);
@@ -387,14 +460,14 @@ static PyObject *py_scatter_records(PyObject *self, PyObject *args)
         goto fail;
     int64_t total;
     Py_BEGIN_ALLOW_THREADS
-    total = port_bytes(&a->p, dest, ports, bytes, count);
+    total = port_bytes(&a->p, dest, ports, &format, bytes, count);
     Py_END_ALLOW_THREADS
-    if (!check_length(out_len, total + ports * ROW_SLACK, "out") || a->p.head != ROW_BYTES - 16) {
+    if (!check_length(out_len, total + ports * ROW_SLACK, "out") || a->p.head != ROW_BYTES - 16 || a->sources < 1) {
         PyErr_SetString(PyExc_ValueError, "scatter_records: 80-byte rows, and room for the records and a row more");
         goto fail;
     }
     Py_BEGIN_ALLOW_THREADS
-    scatter_records(&a->p, dest, ports, bytes, start, out);
+    scatter_records(&a->p, dest, ports, &format, bytes, start, out);
     Py_END_ALLOW_THREADS
     release(&v);
     PyMem_Free(a);
@@ -923,14 +996,14 @@ static int hits_of(struct views *v, PyObject *obj, struct rule_hits *h, Py_ssize
 
 static PyObject *py_lcore_step(PyObject *self, PyObject *args)
 {
-    PyObject *queues_o, *tails_o, *routes_o, *step_o, *c[3], *r[3], *data_o, *bytes_o, *packets_o, *m[8];
+    PyObject *queues_o, *tails_o, *routes_o, *step_o, *c[3], *r[3], *data_o, *bytes_o, *packets_o, *format_o, *m[8];
     PyObject *trace_o = Py_None, *hits_o = Py_None;
     long long rx_burst, places, first_round, oversize, room, capacity;
     int pipeline;
-    if (!PyArg_ParseTuple(args, "OO(LLL)iOO(LL)(OOO)(OOO)(OLOO)(OOOOOOOO)|OO", &queues_o, &tails_o, &rx_burst, &places,
+    if (!PyArg_ParseTuple(args, "OO(LLL)iOO(LL)(OOO)(OOO)(OLOOO)(OOOOOOOO)|OO", &queues_o, &tails_o, &rx_burst, &places,
                           &first_round, &pipeline, &routes_o, &step_o, &oversize, &room, &c[0], &c[1], &c[2], &r[0],
-                          &r[1], &r[2], &data_o, &capacity, &bytes_o, &packets_o, &m[0], &m[1], &m[2], &m[3], &m[4],
-                          &m[5], &m[6], &m[7], &trace_o, &hits_o))
+                          &r[1], &r[2], &data_o, &capacity, &bytes_o, &packets_o, &format_o, &m[0], &m[1], &m[2], &m[3],
+                          &m[4], &m[5], &m[6], &m[7], &trace_o, &hits_o))
         return NULL;
     if (pipeline < 0 || pipeline >= (int)(sizeof PIPELINES / sizeof *PIPELINES)) {
         PyErr_SetString(PyExc_ValueError, "lcore_step: unknown pipeline");
@@ -942,7 +1015,7 @@ static PyObject *py_lcore_step(PyObject *self, PyObject *args)
     struct routes *routes = PyMem_Malloc(sizeof *routes);
     struct queue_records *q = NULL;
     PyObject *queues = PySequence_Fast(queues_o, "queues: a sequence of (records, port, place)");
-    PyObject *tails = queues ? PySequence_Fast(tails_o, "tails: a sequence of (block, offsets)") : NULL;
+    PyObject *tails = queues ? PySequence_Fast(tails_o, "tails: a sequence of (block, offsets, row units)") : NULL;
     if (s == NULL || a == NULL || routes == NULL || tails == NULL) {
         if (!PyErr_Occurred())
             PyErr_NoMemory();
@@ -958,14 +1031,15 @@ static PyObject *py_lcore_step(PyObject *self, PyObject *args)
     int64_t received = 0;
     for (Py_ssize_t k = 0; k < sources; k++) {
         PyObject *records_o, *block_o, *offsets_o;
-        long long port, place;
+        long long port, place, units;
         Py_ssize_t n, w, st;
         if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(queues, k), "OLL", &records_o, &port, &place)
             || !(q[k].records = mat(&v, records_o, 0, &n, &w, &st, "records"))
-            || !PyArg_ParseTuple(PySequence_Fast_GET_ITEM(tails, k), "OO", &block_o, &offsets_o)
+            || !PyArg_ParseTuple(PySequence_Fast_GET_ITEM(tails, k), "OOL", &block_o, &offsets_o, &units)
             || !(a->blocks[k] = vec(&v, block_o, 0, 1, &a->block_size[k], "block"))
-            || !(a->offsets[k] = vec(&v, offsets_o, 0, 8, &a->offsets_len[k], "offsets")))
+            || !(a->offsets[k] = vec(&v, offsets_o, 0, 8, &a->offsets_len[k], "offsets")) || !units_ok(units))
             goto fail;
+        a->row_units[k] = units;
         if (w < 16 || w > 80 || place < 0 || place >= places || port < 0 || port >= 32 || a->offsets_len[k] < n) {
             PyErr_SetString(PyExc_ValueError, "lcore_step: a queue's records, port or place out of range");
             goto fail;
@@ -987,7 +1061,7 @@ static PyObject *py_lcore_step(PyObject *self, PyObject *args)
         || !(s->runs.single = vec(&v, r[2], 1, 1, &n_single, "run_single"))
         || !(s->out.data = vec(&v, data_o, 1, 1, &data_len, "data"))
         || !(s->out.bytes = vec(&v, bytes_o, 1, 8, &ports, "bytes"))
-        || !(s->out.packets = vec(&v, packets_o, 1, 8, &n_packets, "packets"))
+        || !(s->out.packets = vec(&v, packets_o, 1, 8, &n_packets, "packets")) || !format_of(format_o, &s->out.format)
         || !(s->sub.rows = mat(&v, m[0], 1, &sub, &s->sub.width, &stride, "rows")))
         goto fail;
     int64_t **column[5] = {&s->sub.caplen, &s->sub.in_port, &s->sub.burst, &s->sub.source_id, &s->sub.source_row};
@@ -1023,6 +1097,7 @@ static PyObject *py_lcore_step(PyObject *self, PyObject *args)
     s->blocks = a->blocks;
     s->block_bytes = a->block_size;
     s->offsets = a->offsets;
+    s->row_units = a->row_units;
     s->rx_burst = rx_burst;
     s->places = places;
     s->first_round = first_round;
@@ -1107,38 +1182,84 @@ fail:
     return NULL;
 }
 
-/* merge_by_time(times, bounds, order) -> True, or False when a file is not in time order */
-static PyObject *py_merge_by_time(PyObject *self, PyObject *args)
+/* merge_queues(files, positions, pcapng, out, source) -> (records, bytes, bad queue or -1):
+ * positions[f] (int64, moved on) is where what is left of files[f] starts */
+static PyObject *py_merge_queues(PyObject *self, PyObject *args)
 {
-    PyObject *times_o, *bounds_o, *order_o;
-    if (!PyArg_ParseTuple(args, "OOO", &times_o, &bounds_o, &order_o))
+    PyObject *files_o, *positions_o, *out_o, *source_o;
+    int pcapng;
+    if (!PyArg_ParseTuple(args, "O!OpOO", &PyList_Type, &files_o, &positions_o, &pcapng, &out_o, &source_o))
         return NULL;
     struct views v = {.n = 0};
-    Py_ssize_t n, files, order_len;
-    const uint64_t *times = vec(&v, times_o, 0, 8, &n, "times");
-    const int64_t *bounds = times ? vec(&v, bounds_o, 0, 8, &files, "bounds") : NULL;
-    int64_t *order = bounds ? vec(&v, order_o, 1, 8, &order_len, "order") : NULL;
-    int64_t *next = NULL;
-    if (order == NULL || !check_length(files, 1, "bounds"))
+    struct queue_file q[MAX_TX_QUEUES];
+    Py_ssize_t k = PyList_GET_SIZE(files_o), npos, capacity, room;
+    int64_t *positions = vec(&v, positions_o, 1, 8, &npos, "positions");
+    uint8_t *out = positions ? vec(&v, out_o, 1, 1, &capacity, "out") : NULL;
+    uint8_t *source = out ? vec(&v, source_o, 1, 1, &room, "source") : NULL;
+    if (source == NULL || !check_length(npos, k, "positions"))
         goto fail;
-    int ok = bounds[0] == 0 && bounds[files - 1] <= n && bounds[files - 1] <= order_len;
-    for (Py_ssize_t f = 1; ok && f < files; f++)
-        ok = bounds[f] >= bounds[f - 1];
-    if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "merge_by_time: bounds outside the records");
+    if (k > MAX_TX_QUEUES || k > MAX_VIEWS - 3) {
+        PyErr_SetString(PyExc_ValueError, "merge_queues: too many queues");
         goto fail;
     }
-    if ((next = PyMem_Malloc(sizeof *next * (size_t)files)) == NULL) {
-        PyErr_NoMemory();
-        goto fail;
+    for (Py_ssize_t f = 0; f < k; f++) {
+        Py_ssize_t size;
+        if ((q[f].data = vec(&v, PyList_GET_ITEM(files_o, f), 0, 1, &size, "file")) == NULL)
+            goto fail;
+        q[f].size = size;
+        q[f].pos = positions[f];
+        if (q[f].pos < 0 || q[f].pos > size) {
+            PyErr_SetString(PyExc_ValueError, "merge_queues: a position outside its file");
+            goto fail;
+        }
     }
-    int merged;
+    int64_t n, used = 0, bad = -1;
     Py_BEGIN_ALLOW_THREADS
-    merged = merge_by_time(times, bounds, files - 1, next, order);
+    n = merge_queues(q, k, pcapng, out, capacity, source, room, &used, &bad);
     Py_END_ALLOW_THREADS
-    PyMem_Free(next);
+    for (Py_ssize_t f = 0; f < k; f++)
+        positions[f] = q[f].pos;
     release(&v);
-    return PyBool_FromLong(merged);
+    return Py_BuildValue("LLL", (long long)(n < 0 ? 0 : n), (long long)used, (long long)(n < 0 ? bad : -1));
+fail:
+    release(&v);
+    return NULL;
+}
+
+/* comment_blocks(data, packets, lengths, text, starts, ends, out, k) -> (bytes, next k) */
+static PyObject *py_comment_blocks(PyObject *self, PyObject *args)
+{
+    PyObject *data_o, *packets_o, *lengths_o, *text_o, *starts_o, *ends_o, *out_o;
+    long long k;
+    if (!PyArg_ParseTuple(args, "OOOOOOOL", &data_o, &packets_o, &lengths_o, &text_o, &starts_o, &ends_o, &out_o,
+                          &k))
+        return NULL;
+    struct views v = {.n = 0};
+    Py_ssize_t size, n, nl, tn, ns, ne, capacity;
+    const uint8_t *data = vec(&v, data_o, 0, 1, &size, "data");
+    const int64_t *packets = data ? vec(&v, packets_o, 0, 8, &n, "packets") : NULL;
+    const int64_t *lengths = packets ? vec(&v, lengths_o, 0, 8, &nl, "lengths") : NULL;
+    const uint8_t *text = lengths ? vec(&v, text_o, 0, 1, &tn, "text") : NULL;
+    const int64_t *starts = text ? vec(&v, starts_o, 0, 8, &ns, "starts") : NULL;
+    const int64_t *ends = starts ? vec(&v, ends_o, 0, 8, &ne, "ends") : NULL;
+    uint8_t *out = ends ? vec(&v, out_o, 1, 1, &capacity, "out") : NULL;
+    if (out == NULL || !check_length(nl, n, "lengths") || !check_length(ns, n, "starts") ||
+        !check_length(ne, n, "ends"))
+        goto fail;
+    int ok = k >= 0 && k <= n;
+    for (Py_ssize_t i = 0; ok && i < n; i++)
+        ok = packets[i] >= 0 && lengths[i] >= 28 && packets[i] + lengths[i] <= size && starts[i] >= 0 &&
+             starts[i] <= ends[i] && ends[i] <= tn && ends[i] - starts[i] <= 0xFFFF;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "comment_blocks: a block or comment outside its buffer");
+        goto fail;
+    }
+    int64_t next = k, used;
+    Py_BEGIN_ALLOW_THREADS
+    used = comment_blocks(data, packets, lengths, n, text, starts, ends, out, capacity, &next);
+    Py_END_ALLOW_THREADS
+    release(&v);
+    return Py_BuildValue("LL", (long long)used, (long long)next);
 fail:
     release(&v);
     return NULL;
@@ -1357,9 +1478,11 @@ static PyMethodDef methods[] = {
     {"scan_records", py_scan_records, METH_VARARGS, "capture.kernels.scan_records"},
     {"walk_rows", py_walk_rows, METH_VARARGS, "capture.kernels.walk_rows"},
     {"scan_blocks", py_scan_blocks, METH_VARARGS, "capture.kernels.scan_blocks"},
+    {"walk_blocks", py_walk_blocks, METH_VARARGS, "capture.pcapng.PcapngReader._walk's packet blocks"},
     {"gather_windows", py_gather_windows, METH_VARARGS, "capture.kernels.gather_windows"},
     {"concat_ranges", py_concat_ranges, METH_VARARGS, "capture.kernels.concat_ranges"},
-    {"merge_by_time", py_merge_by_time, METH_VARARGS, "capture.writers.merge_by_time's order"},
+    {"merge_queues", py_merge_queues, METH_VARARGS, "capture.merge.merge_tx_queues's pass"},
+    {"comment_blocks", py_comment_blocks, METH_VARARGS, "dataplane.annotations.add_comments's blocks"},
     {"rss_queues", py_rss_queues, METH_VARARGS, "dataplane.rss.rss_queues"},
     {"pack_rows", py_pack_rows, METH_VARARGS, "capture.kernels.pack_rows"},
     {"scatter_records", py_scatter_records, METH_VARARGS, "capture.writers: a super-burst grouped by TX port"},

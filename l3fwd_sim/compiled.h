@@ -32,6 +32,7 @@ struct packets {
     int64_t n;
     const uint8_t *const *blocks;   /* per source: its read buffer */
     const int64_t *const *offsets;  /* per source: where each of its frames starts there */
+    const int64_t *row_units;       /* per source: its rows' time-stamp fractions, in ticks a second */
     const int64_t *source_id, *source_row;
 };
 
@@ -46,10 +47,60 @@ void gather_windows(const uint8_t *buf, const int64_t *starts, const int64_t *wi
                     uint8_t *out, int64_t out_stride, int64_t width);
 void concat_ranges(const uint8_t *buf, const int64_t *starts, const int64_t *lengths, int64_t n, uint8_t *out);
 void pack_rows(const uint8_t *rows, int64_t stride, const int64_t *widths, int64_t n, uint8_t *out);
-int64_t port_bytes(const struct packets *p, const int64_t *dest, int64_t ports, int64_t *bytes, int64_t *packets);
-void scatter_records(const struct packets *p, const int64_t *dest, int64_t ports, const int64_t *bytes,
-                     int64_t *start, uint8_t *out);
-int merge_by_time(const uint64_t *times, const int64_t *bounds, int64_t k, int64_t *next, int64_t *order);
+/* How an output lays its records out (capture/writers.py): classic pcap records
+ * (pcap.PcapWriter) or pcapng Enhanced Packet Blocks of interface 0
+ * (pcapng_writer.PcapngWriter), time stamps in the output's ticks (records.h). */
+struct record_format {
+    int pcapng;
+    int64_t units;                  /* the output's ticks per second: 10^9 (ns) or 10^6 (µs) */
+};
+
+int64_t port_bytes(const struct packets *p, const int64_t *dest, int64_t ports, const struct record_format *f,
+                   int64_t *bytes, int64_t *packets);
+void scatter_records(const struct packets *p, const int64_t *dest, int64_t ports, const struct record_format *f,
+                     const int64_t *bytes, int64_t *start, uint8_t *out);
+#define MAX_TX_QUEUES 255            /* merge_queues: a record's queue is one byte */
+struct queue_file {                 /* what is left of one TX-queue file: data[pos, size) */
+    const uint8_t *data;
+    int64_t size, pos;
+};
+int64_t merge_queues(struct queue_file *q, int64_t k, int pcapng, uint8_t *out, int64_t capacity,
+                     uint8_t *source, int64_t room, int64_t *used, int64_t *bad);
+int64_t comment_blocks(const uint8_t *data, const int64_t *packets, const int64_t *lengths, int64_t n,
+                       const uint8_t *text, const int64_t *starts, const int64_t *ends, uint8_t *out,
+                       int64_t capacity, int64_t *k);
+
+/* ------------------------------------------------------------ capture/pcapng.c */
+
+struct pcapng_interfaces {          /* capture/pcapng.py's Interfaces: one column per field, by interface */
+    const int64_t *section;         /* the current section's interface ids -> their index in the columns */
+    int64_t section_size;
+    const int64_t *snap;            /* libpcap_snaplen of the IDB's snaplen */
+    const uint64_t *units;          /* time-stamp ticks per second (if_tsresol) */
+    const int64_t *scale;           /* nanoseconds per tick where that is a whole number, else 0 */
+    const int64_t *tsoffset;        /* seconds added (if_tsoffset) */
+};
+
+enum walk_stop {                    /* why walk_blocks stopped, at `pos` */
+    WALK_LIMIT,                     /* the next block is a packet, and `limit` were taken */
+    WALK_MORE,                      /* the next block is not wholly buffered */
+    WALK_PYTHON,                    /* the next block is for the Python walk */
+};
+
+struct pcapng_walk {                /* PcapngReader._walk over buf[pos:end] */
+    const uint8_t *buf;
+    int64_t pos, end, limit;
+    int big_endian;                 /* the section's byte order */
+    struct pcapng_interfaces interfaces;
+    int64_t *offsets, *owner;       /* out: per packet, where its frame starts in buf, its interface */
+    uint8_t *rows;                  /* out: per packet, its row */
+    int64_t row_stride;
+    int64_t n, frame_bytes;         /* out: packets taken, and their frames' bytes */
+    int64_t skipped_from;           /* out: where the blocks skipped since the last packet start; -1: none */
+    enum walk_stop stop;
+};
+
+void walk_blocks(struct pcapng_walk *w);    /* pos: after what was walked */
 
 /* ------------------------------------------------------------ tables/ */
 
@@ -177,6 +228,7 @@ struct port_outputs {               /* each TX port's records of a super-burst, 
     uint8_t *data;                  /* port k's part starts at data + k * capacity */
     int64_t capacity, ports;        /* ports: how many parts data holds */
     int64_t *bytes, *packets;       /* per port (at least 32) */
+    struct record_format format;
 };
 
 struct trace_columns {              /* dataplane/trace.py's TraceRecords: one array per TraceRecord field */
@@ -217,6 +269,7 @@ struct lcore_step {                 /* dataplane/lcore.py's main_loop over one s
     const uint8_t *const *blocks;   /* per source: its read buffer, its size and where its frames start there */
     const ssize_t *block_bytes;
     const int64_t *const *offsets;
+    const int64_t *row_units;       /* per source: its rows' time-stamp fractions, in ticks a second */
     int64_t rx_burst, places, first_round;
     forward_fn *forward;            /* the application's path (l3fwd/multi.c or simple.c) and its tables */
     const void *app;

@@ -82,7 +82,7 @@ def world(tmp_path_factory):
     (bad / "empty.pcap").write_bytes(b"")
     nopcaps = root / "nopcaps"
     nopcaps.mkdir()
-    for name in ("capture.pcap", "port.pcap", "port0.pcapng.gz", "Port1.pcap", "port2.pcap.bak"):
+    for name in ("capture.pcap", "port.pcap", "port0.pcapng.bz2", "Port1.pcap", "port2.pcap.bak"):
         (nopcaps / name).write_bytes(good[:24])
     rules = root / "rules"
     rules.mkdir()

@@ -51,6 +51,31 @@ def naming(path: Path, doing: str = "cannot write"):
         raise SimError(f"{path}: {doing}: {err.strerror or err}") from None
 
 
+class Committable:
+    """The one shape of commit-or-abort: ``with output:`` commits it when the block ends
+    normally and aborts it (no temporary file left) when anything is raised inside —
+    Ctrl-C, a full disk — or by the commit itself."""
+
+    def commit(self) -> None:
+        raise NotImplementedError
+
+    def abort(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if kind is not None:
+            self.abort()
+            return
+        try:
+            self.commit()
+        except BaseException:
+            self.abort()
+            raise
+
+
 class _NamedFile:
     """The temporary file, buffered, with every failure reported under the output's name."""
 
@@ -92,7 +117,7 @@ def _open_new(path: Path):
                      buffering=1 << 20)                 # big writes go straight through; small ones batch
 
 
-class AtomicFile:
+class AtomicFile(Committable):
     """``file`` is open for binary writing; ``commit()`` renames it to ``path``,
     ``abort()`` removes it. Permissions follow the umask like a plain ``open``. Every
     failure is one line naming ``path`` (SimError)."""

@@ -43,9 +43,10 @@ class PacketBatch:
 
     def arrays(self, with_sources: bool = False) -> tuple:
         """The batch as the compiled twins take it: (rows, caplen, in_port, sources,
-        source_id, source_row), ``sources`` as (read buffer, frame offsets) per source
-        (with ``with_sources``: the bytes of frames longer than a row's head are needed)."""
-        sources = [(s.block, np.ascontiguousarray(s.offsets, np.int64)) for s in self.sources] if with_sources else None
+        source_id, source_row), ``sources`` as (read buffer, frame offsets, rows' time-stamp
+        ticks per second) per source (with ``with_sources``: the bytes of frames longer
+        than a row's head, and the time stamps, are needed)."""
+        sources = [source.compiled_source() for source in self.sources] if with_sources else None
         return (self.rows, self.caplen, self.in_port, sources, np.ascontiguousarray(self.source_id, np.int64),
                 np.ascontiguousarray(self.source_row, np.int64))
 

@@ -41,7 +41,7 @@ import numpy as np
 
 from ..errors import SimError
 from . import kernels
-from .atomic import AtomicFile, naming
+from .atomic import AtomicFile, Committable, naming
 from .linktypes import ETHERNET as LINKTYPE_ETHERNET
 from .linktypes import Conversion, conversion
 from .records import (CAPLEN, HEAD_BYTES, MAX_CAPLEN, PCAP_SECONDS, READ_BLOCK, RECORD_ROW, WIRELEN, RecordBatch,
@@ -334,13 +334,18 @@ class PcapReader:
         caplen = np.minimum(caplen, snap)
         if np.any(fcs):
             caplen, wirelen = strip_fcs(caplen, wirelen, fcs)
-        for link, which in conversions:
-            offsets[which], caplen[which], wirelen[which] = link.to_ethernet(
-                self._buf, offsets[which], caplen[which], wirelen[which])
+        self._convert(offsets, caplen, wirelen, conversions)
         header = rows[:, :16].view("<u4")
         header[:, CAPLEN], header[:, WIRELEN] = caplen, wirelen
         kernels.gather_windows(self._buf, offsets, caplen, rows[:, 16:])
         parts.append((offsets, rows, 16 * len(rows) + int(caplen.sum())))
+
+    def _convert(self, offsets, caplen, wirelen, conversions) -> None:
+        """Turn the records of other link types into Ethernet in the buffer, in place
+        (``conversions``: (Conversion, rows) pairs), their offsets and lengths with them."""
+        for link, which in conversions:
+            offsets[which], caplen[which], wirelen[which] = link.to_ethernet(
+                self._buf, offsets[which], caplen[which], wirelen[which])
 
     def _advance(self, nbytes: int) -> None:
         self._start += nbytes
@@ -412,7 +417,7 @@ def _write_at(fd: int, parts: list, at: int) -> None:
             views[i] = views[i][written:]
 
 
-class CaptureWriter:
+class CaptureWriter(Committable):
     """What every output writer shares: one file written atomically (temp file, renamed
     on commit) that starts with ``header`` (``header_bytes`` long), records appended
     or written at reserved offsets (``--jobs``), and the count of ``packets``."""

@@ -42,13 +42,16 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
+from .. import compiled
 from .linktypes import FRONT_ROOM, Conversion, conversion
 from .pcap import PcapReader
-from .records import (HEAD_BYTES, MAX_CAPLEN, PCAP_SECONDS, READ_BLOCK, RECORD_ROW, libpcap_snaplen,
+from .records import (CAPLEN, HEAD_BYTES, MAX_CAPLEN, PCAP_SECONDS, READ_BLOCK, RECORD_ROW, WIRELEN, libpcap_snaplen,
                       record_headers, utc_text)
+from . import kernels
 
 PCAPNG_MAGIC = 0x0A0D0D0A      # a Section Header Block's type: the file's first four bytes
 SHB, IDB, PB, SPB, EPB = PCAPNG_MAGIC, 1, 2, 3, 6
@@ -58,6 +61,7 @@ MAX_BLOCK = 16 << 20              # libpcap INITIAL_MAX_BLOCKSIZE
 _TS_LIMIT = 1 << 63               # time stamps are int64 nanoseconds (to 2262-04-11)
 _SKIP_LIMIT = 1 << 20             # skipped-block bytes kept in the buffer before they are dropped
 _OPT_END, _IF_NAME, _IF_TSRESOL, _IF_TSOFFSET = 0, 2, 9, 14
+WALK_LIMIT, WALK_MORE, WALK_PYTHON = range(3)   # why pcapng.c's walk_blocks stopped (compiled.h)
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,18 @@ class Interface:
         return (sec + self.tsoffset) * 10**9 + frac * 10**9 // self.units
 
 
+class _Columns(NamedTuple):
+    """The interfaces as numpy columns (by index into the file's interfaces), and the
+    current section's ids -> those indices: what the vectorised steps and ``pcapng.c``
+    look up."""
+    snap: np.ndarray           # int64
+    units: np.ndarray          # uint64 (2^-63 s ticks: 2^63 per second)
+    scale: np.ndarray          # int64: Interface.scale
+    tsoffset: np.ndarray       # int64
+    section: np.ndarray        # int64
+    converted: list            # (index, Conversion) of each interface that is not Ethernet
+
+
 class PcapngReader(PcapReader):
     """Streaming pcapng reader; see the module docstring for what it accepts."""
 
@@ -95,10 +111,10 @@ class PcapngReader(PcapReader):
         self._sections = 0
         self._section: list[int] = []           # this section's interfaces, as indices into _interfaces
         self._interfaces: list[Interface] = []  # every interface of the file
-        self._tables: tuple | None = None       # per-interface numpy lookups, built when needed
+        self._columns: _Columns | None = None   # the interfaces as columns, built when needed
         self.snaplen = None
         self.linktype = None
-        self._walk(0, [])                      # the leading blocks, up to the first packet
+        self._walk_blocks(0, [])               # the leading blocks, up to the first packet
         if not self._sections and self._end > self._start:
             self._fail("not a pcapng file (first block is not a complete Section Header Block)")
         self.nanosecond = any(i.units > 10**6 for i in self._interfaces)
@@ -119,6 +135,12 @@ class PcapngReader(PcapReader):
     def _walk(self, limit: int, parts: list) -> int:
         """Walk blocks until ``limit`` packets were taken (stopping before the next
         packet block) or the data ends; returns the number of packets."""
+        if (k := compiled.native()) is not None:
+            return self._walk_compiled(k, limit, parts)
+        return self._walk_blocks(limit, parts)
+
+    def _walk_blocks(self, limit: int, parts: list) -> int:
+        """:meth:`_walk`, block by block: the definition."""
         offsets, caplen, wirelen, stamps, owner = [], [], [], [], []
         skipped_from = None                      # start of the current run of non-packet blocks
         while True:
@@ -221,6 +243,7 @@ class PcapngReader(PcapReader):
             self._fail(f"pcapng version {major}.{minor} is not supported (only 1.x)", self._offset(pos))
         self._sections += 1
         self._section = []
+        self._columns = None
 
     def _interface(self, pos: int, length: int) -> None:
         if length < 20:
@@ -259,7 +282,7 @@ class PcapngReader(PcapReader):
             self._fail(f"{where}: {err}", self._offset(pos))
         self._section.append(len(self._interfaces))
         self._interfaces.append(Interface(index, name, linktype, snaplen, units, tsoffset, link))
-        self._tables = None
+        self._columns = None
 
     def _options(self, start: int, end: int) -> dict[int, bytes]:
         """First value of each option code; a malformed tail of options is ignored (the
@@ -273,26 +296,86 @@ class PcapngReader(PcapReader):
             start += 4 + length + (-length % 4)
         return options
 
-    def _interface_tables(self) -> tuple:
-        if self._tables is None:
+    def _interface_columns(self) -> _Columns:
+        if self._columns is None:
             ifaces = self._interfaces
-            self._tables = (np.array([i.snap for i in ifaces], np.int64),
-                            [(k, i.link) for k, i in enumerate(ifaces) if i.link is not None])
-        return self._tables
+            self._columns = _Columns(np.array([i.snap for i in ifaces], np.int64),
+                                     np.array([i.units for i in ifaces], np.uint64),
+                                     np.array([i.scale for i in ifaces], np.int64),
+                                     np.array([i.tsoffset for i in ifaces], np.int64),
+                                     np.array(self._section, np.int64),
+                                     [(k, i.link) for k, i in enumerate(ifaces) if i.link is not None])
+        return self._columns
 
-    def _add_packets(self, parts, offsets, caplen, wirelen, ts_ns, owner) -> None:
-        snap, converted = self._interface_tables()
+    def _conversions(self, owner: np.ndarray) -> list:
+        """(Conversion, rows) of the packets whose interface (``owner``) is not Ethernet."""
         conversions = []
-        for k, link in converted:
+        for k, link in self._interface_columns().converted:
             rows = np.flatnonzero(owner == k)
             if len(rows):
                 conversions.append((link, rows))
+        return conversions
+
+    def _add_packets(self, parts, offsets, caplen, wirelen, ts_ns, owner) -> None:
         rows = np.empty((len(offsets), RECORD_ROW), np.uint8)
         record_headers(rows, caplen, wirelen, ts_ns, True)       # the lengths as handed over come next
-        self._add_walked(parts, offsets, caplen, wirelen, rows, snap[owner], 0, conversions)
+        self._add_walked(parts, offsets, caplen, wirelen, rows, self._interface_columns().snap[owner], 0,
+                         self._conversions(owner))
         high = ts_ns // 10**9 >> 32
         if high.any():                        # past 2106: the part carries the seconds' high bits
             parts[-1] = (*parts[-1], high)
+
+    def _walk_compiled(self, k, limit: int, parts: list) -> int:
+        """:meth:`_walk` with the packet blocks walked by ``pcapng.c`` (``walk_blocks``),
+        the rows laid out as it goes; whatever it leaves — a Section Header or Interface
+        Description Block, a damaged block, a time stamp past 2106 — the block-by-block
+        walk takes, with the blocks after it up to the next packet."""
+        offsets, owner = np.empty((2, limit), np.int64)
+        rows = np.empty((limit, RECORD_ROW), np.uint8)
+        count = part = 0                             # packets taken; where the current part of rows starts
+        while True:
+            self._fill(min(READ_BLOCK, 16 + MAX_CAPLEN))
+            columns = self._interface_columns()
+            n, pos, frames, skipped_from, stop = k.walk_blocks(
+                self._buf, self._start, self._end, limit - count, self._order == ">",
+                (columns.section, columns.snap, columns.units, columns.scale, columns.tsoffset),
+                offsets[count:], owner[count:], rows[count:])
+            self._advance(pos - self._start)
+            self._add_compiled(parts, offsets[count:count + n], rows[count:count + n], owner[count:count + n],
+                               frames)
+            count += n
+            if stop == WALK_LIMIT:
+                return count
+            if stop == WALK_MORE:
+                if skipped_from >= 0 and self._start - skipped_from >= _SKIP_LIMIT:
+                    self._drop_parsed(skipped_from)
+                need = self._u32x2(self._buf, self._start)[1] if self._end - self._start >= 12 else 12
+                self._fill(need)
+                if self._end - self._start >= need:
+                    continue                         # the block is buffered now: back to the compiled walk
+                return count                         # the end of the data (or a block cut short by it)
+            before = self._file_pos                  # the block-by-block walk takes the next block
+            count += self._walk_blocks(min(1, limit - count), parts)
+            if self._file_pos == before:             # the end of the data (or a block cut short by it)
+                return count
+
+    def _add_compiled(self, parts: list, offsets: np.ndarray, rows: np.ndarray, owner: np.ndarray,
+                      frame_bytes: int) -> None:
+        """The part of rows ``walk_blocks`` laid out, as :meth:`_add_packets` hands them
+        over: the packets of other link types than Ethernet converted, their rows again."""
+        if not len(rows):
+            return
+        if conversions := self._conversions(owner):
+            header = rows[:, :16].view("<u4")
+            caplen, wirelen = header[:, CAPLEN].astype(np.int64), header[:, WIRELEN].astype(np.int64)
+            self._convert(offsets, caplen, wirelen, conversions)
+            which = np.concatenate([each for _, each in conversions])
+            header[which, CAPLEN], header[which, WIRELEN] = caplen[which], wirelen[which]
+            heads = rows[which, 16:]
+            kernels.gather_windows(self._buf, offsets[which], caplen[which], heads)
+            rows[which, 16:] = heads
+            frame_bytes = int(caplen.sum())
+        parts.append((offsets, rows, 16 * len(rows) + frame_bytes))
 
     def _batch(self, parts: list):
         batch = super()._batch([part[:3] for part in parts])
@@ -322,6 +405,8 @@ class PcapngReader(PcapReader):
         if n < 16:
             return 0
         fields = np.ndarray((n, 8), self._u4, self._buf, pos, (length, 4))   # type, len, if, hi, lo, cap, wire, -
+        if (fields[:16, 1] != length).any():      # varying sizes: not worth a look at all n
+            return 0
         trailer = np.ndarray((n,), self._u4, self._buf, pos + length - 4, (length,))
         bad = np.flatnonzero((fields[:, 0] != EPB) | (fields[:, 1] != length) | (fields[:, 2] != ifid) |
                              (fields[:, 5] != cap) | (trailer != length))

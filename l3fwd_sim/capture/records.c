@@ -129,9 +129,10 @@ void pack_rows(const uint8_t *rows, int64_t stride, const int64_t *widths, int64
     }
 }
 
-/* The bytes (record headers included) and packets each TX port gets from a super-burst
+/* The bytes (in the output's format) and packets each TX port gets from a super-burst
  * (dest[i] < 0: dropped). Returns the bytes of all of them. */
-int64_t port_bytes(const struct packets *p, const int64_t *dest, int64_t ports, int64_t *bytes, int64_t *packets)
+int64_t port_bytes(const struct packets *p, const int64_t *dest, int64_t ports, const struct record_format *f,
+                   int64_t *bytes, int64_t *packets)
 {
     int64_t total = 0;
     memset(bytes, 0, (size_t)ports * sizeof *bytes);
@@ -140,20 +141,20 @@ int64_t port_bytes(const struct packets *p, const int64_t *dest, int64_t ports, 
         int64_t port = dest[i];
         if (port < 0)
             continue;
-        bytes[port] += 16 + p->caplen[i];
+        int64_t size = record_size(f, p->caplen[i]);
+        bytes[port] += size;
         packets[port]++;
-        total += 16 + p->caplen[i];
+        total += size;
     }
     return total;
 }
 
 /* writers.PortOutputs.write: each sent record into its port's part of `out`, in
- * processing order: its row cut to the frame (record header and edited head), then the
- * rest of a longer frame from its read buffer. Port k's part starts at start[k] (set
- * here): the parts follow one another, port_bytes' sizes apart with ROW_SLACK bytes of
- * room after each. */
-void scatter_records(const struct packets *p, const int64_t *dest, int64_t ports, const int64_t *bytes,
-                     int64_t *start, uint8_t *out)
+ * processing order, in the output's format (lay_out_record). Port k's part starts at
+ * start[k] (set here): the parts follow one another, port_bytes' sizes apart with
+ * ROW_SLACK bytes of room after each. */
+void scatter_records(const struct packets *p, const int64_t *dest, int64_t ports, const struct record_format *f,
+                     const int64_t *bytes, int64_t *start, uint8_t *out)
 {
     uint8_t *at[ports > 0 ? ports : 1];
     for (int64_t k = 0, offset = 0; k < ports; k++) {
@@ -166,31 +167,101 @@ void scatter_records(const struct packets *p, const int64_t *dest, int64_t ports
         if (port < 0)
             continue;
         const uint8_t *frame = cap <= p->head ? NULL : p->blocks[p->source_id[i]] + p->offsets[p->source_id[i]][p->source_row[i]];
-        lay_out_record(at[port], p->rows + i * p->stride, cap, frame);
-        at[port] += 16 + cap;
+        lay_out_record(at[port], p->rows + i * p->stride, cap, frame, f, p->row_units[p->source_id[i]]);
+        at[port] += record_size(f, cap);
     }
 }
 
-/* writers.merge_by_time: the order of k files' records (times[bounds[f]:bounds[f + 1]]
- * are file f's time stamps, in file order) by time stamp, ties in file order — one
- * pass of a k-way merge, each file being a run already in time order. Returns 0 when
- * a file's records are not in time order (the caller sorts instead). `next` is k
- * items of scratch. */
-int merge_by_time(const uint64_t *times, const int64_t *bounds, int64_t k, int64_t *next, int64_t *order)
+static inline uint32_t le32(const uint8_t *b)
 {
-    for (int64_t f = 0; f < k; f++) {
-        for (int64_t i = bounds[f] + 1; i < bounds[f + 1]; i++)
-            if (times[i] < times[i - 1])
-                return 0;
-        next[f] = bounds[f];
+    return (uint32_t)b[3] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[1] << 8 | b[0];
+}
+
+/* The record at q->pos: its length (0 when none is left, -1 when it runs past the end
+ * of its file or, in a pcapng, is not an Enhanced Packet Block) and its time stamp as
+ * one number — (seconds, fraction) or (high, low) 32-bit words, little-endian as this
+ * package writes them — that orders the records of one resolution. */
+static inline int64_t head_record(const struct queue_file *q, int pcapng, uint64_t *ts)
+{
+    int64_t left = q->size - q->pos, length;
+    const uint8_t *r = q->data + q->pos;
+    if (left == 0)
+        return 0;
+    if (pcapng) {
+        if (left < 28 || le32(r) != 6 || (length = le32(r + 4)) < 28 || length > left)
+            return -1;
+        *ts = (uint64_t)le32(r + 12) << 32 | le32(r + 16);
+    } else {
+        if (left < 16 || (length = 16 + (int64_t)le32(r + 8)) > left)
+            return -1;
+        *ts = (uint64_t)le32(r) << 32 | le32(r + 4);
     }
-    int64_t total = bounds[k];
-    for (int64_t p = 0; p < total; p++) {
+    return length;
+}
+
+/* writers.merge_tx_queues: the k TX-queue files of one port as one capture — each
+ * step takes the queue head with the earliest time stamp, ties to the lower queue, so
+ * each queue's records keep their order (a TX queue is a FIFO). From each q[f].pos
+ * (moved on as records are taken), records are copied to `out` until the next does not
+ * fit its `capacity`, `room` records were taken or every queue is empty; source[i] is
+ * the queue of the i-th record taken. Returns the records taken (their bytes in *used),
+ * or -1 when queue *bad holds a damaged record at its pos. */
+int64_t merge_queues(struct queue_file *q, int64_t k, int pcapng, uint8_t *out, int64_t capacity,
+                     uint8_t *source, int64_t room, int64_t *used, int64_t *bad)
+{
+    uint64_t ts[MAX_TX_QUEUES];
+    int64_t length[MAX_TX_QUEUES], n = 0, at = 0;
+    for (int64_t f = 0; f < k; f++)
+        if ((length[f] = head_record(&q[f], pcapng, &ts[f])) < 0) {
+            *bad = f;
+            return -1;
+        }
+    while (n < room) {
         int64_t best = -1;
-        for (int64_t f = 0; f < k; f++)      /* strictly earlier wins: a tie keeps the earlier file */
-            if (next[f] < bounds[f + 1] && (best < 0 || times[next[f]] < times[next[best]]))
+        for (int64_t f = 0; f < k; f++)        /* strictly earlier wins: a tie keeps the lower queue */
+            if (length[f] > 0 && (best < 0 || ts[f] < ts[best]))
                 best = f;
-        order[p] = next[best]++;
+        if (best < 0 || at + length[best] > capacity)
+            break;
+        memcpy(out + at, q[best].data + q[best].pos, (size_t)length[best]);
+        at += length[best];
+        q[best].pos += length[best];
+        source[n++] = (uint8_t)best;
+        if ((length[best] = head_record(&q[best], pcapng, &ts[best])) < 0)
+            break;                          /* the records before it first: the next call reports it */
     }
-    return 1;
+    *used = at;
+    return n;
+}
+
+/* annotations.add_comments: the Enhanced Packet Blocks data[packets[k]..] (as
+ * pcapng_writer writes them: no options) again, each with text[starts[k], ends[k]) as
+ * its opt_comment — type and new length, the old body, the option's code and length,
+ * the comment, its padding and opt_endofopt, the new length — from packet *k on, into
+ * `out` until the next block does not fit its `capacity`. Returns the bytes laid out;
+ * *k is moved on. */
+int64_t comment_blocks(const uint8_t *data, const int64_t *packets, const int64_t *lengths, int64_t n,
+                       const uint8_t *text, const int64_t *starts, const int64_t *ends, uint8_t *out,
+                       int64_t capacity, int64_t *k)
+{
+    static const uint8_t zeros[8] = {0};
+    int64_t at = 0, i = *k;
+    for (; i < n; i++) {
+        int64_t size = ends[i] - starts[i], pad = -size & 3, old = lengths[i];
+        uint32_t length = (uint32_t)(old + 8 + size + pad), option = 1u | (uint32_t)size << 16;
+        uint32_t head[2] = {6u, length};
+        if (at + (int64_t)length > capacity)
+            break;
+        memcpy(out + at, head, 8);
+        memcpy(out + at + 8, data + packets[i] + 8, (size_t)(old - 12));
+        at += old - 4;
+        memcpy(out + at, &option, 4);
+        memcpy(out + at + 4, text + starts[i], (size_t)size);
+        memcpy(out + at + 4 + size, zeros, (size_t)(pad + 4));
+        at += 8 + size + pad;
+        memcpy(out + at, &length, 4);
+        at += 4;
+    }
+    *k = i;
+    return at;
 }

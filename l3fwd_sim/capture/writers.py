@@ -4,12 +4,12 @@ Packets go to the file of their TX port in processing order (TX buffering never
 reorders a port, design-notes §1). One stable radix sort of the destinations groups a
 super-burst by port; the records are laid out once in a reused buffer and each port's
 contiguous slice is written with one call. Its compiled twin (``records.c``'s
-``scatter_records``) lays every record of a classic pcap output — row and rest of the
-frame — straight into its port's part of one reused buffer, in one pass.
+``scatter_records``) lays every record — a classic pcap record or a pcapng Enhanced
+Packet Block, its time stamp in the output's resolution, then the rest of the frame —
+straight into its port's part of one reused buffer, in one pass.
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -17,10 +17,10 @@ import numpy as np
 from .. import compiled
 from ..errors import SimError
 from . import kernels
-from .atomic import AtomicFile
+from .atomic import Committable
 from .batch import PacketBatch
 from .pcap import PcapWriter, paused_gc
-from .pcapng_writer import EPB, SHB, PcapngWriter
+from .pcapng_writer import PcapngWriter
 from .records import HEAD_BYTES, RECORD_ROW, as_items, utc_text
 
 OUTPUT_FORMATS = ("auto", "pcap", "pcapng")    # --output-format; a format's name is its files' suffix
@@ -43,7 +43,7 @@ def open_writer(output_format: str, path: Path, nanosecond: bool, interface: str
     return PcapWriter(path, nanosecond)
 
 
-class PortOutputs:
+class PortOutputs(Committable):
     def __init__(self, outdir: Path, ports: list[int], nanosecond: bool, name: str = "port{port}.pcap",
                  output_format: str = "pcap"):
         self.writers: dict[int, PcapWriter | PcapngWriter] = {}
@@ -73,7 +73,7 @@ class PortOutputs:
         """Append the packets of ``batch`` to the pcap of their ``dest`` port (-1: dropped).
         With ``reserve`` (``--jobs``: the outputs are shared), ``reserve({port: bytes})``
         returns the file offset of each port's records instead, and they are written there."""
-        if (k := compiled.native()) is not None and self.as_read(batch.sources):
+        if (k := compiled.native()) is not None and self.lays_out(batch.sources):
             return self._write_compiled(k, batch, dest, reserve)
         order = np.argsort(dest.astype(np.int16), kind="stable")    # radix sort; drops first
         bounds = np.cumsum(np.bincount(dest + 1, minlength=max(self.writers) + 2))
@@ -116,11 +116,22 @@ class PortOutputs:
                 writer.write_parts(_parts(batch, sorted_rows[part], cap, in_place[part], offsets[part],
                                           block_id[part]), end - start, at.get(port))
 
-    def as_read(self, sources: list) -> bool:
-        """Records of these :class:`~.records.RecordBatch` go out with their record
-        headers as read: a classic pcap output in the inputs' resolution, no time stamp
-        past 2106."""
-        return not self._pcapng and all(s.nanosecond == self._nanosecond and s.seconds_high is None for s in sources)
+    def lays_out(self, sources: list) -> bool:
+        """The compiled twins lay out records of these :class:`~.records.RecordBatch`:
+        none has a time stamp past 2106 (a row's 32-bit seconds hold every other)."""
+        return all(s.seconds_high is None for s in sources)
+
+    @property
+    def record_format(self) -> tuple[bool, int]:
+        """The records' format as the compiled twins take it (``records.h``): pcapng,
+        and the time stamps' ticks per second."""
+        return self._pcapng, 10**9 if self._nanosecond else 10**6
+
+    def room(self, record_bytes: int, packets: int) -> int:
+        """The most bytes ``packets`` records take laid out, ``record_bytes`` in a classic
+        pcap (:attr:`~.records.RecordBatch.record_bytes`): an EPB has 16 bytes of fields
+        more and up to 3 of padding."""
+        return record_bytes + (19 * packets if self._pcapng else 0)
 
     def layout_buffer(self, capacity: int) -> np.ndarray:
         """A reused buffer with a part of ``capacity`` bytes for each TX port (port k's
@@ -147,10 +158,10 @@ class PortOutputs:
         """:meth:`write` by ``scatter_records``: every sent record laid out once, in its
         port's part of one reused buffer (the parts one after another, each with a row's
         room after it); each part written with one call."""
-        data = self._bytes(16 * len(batch) + int(batch.caplen.sum()) + self._ports * RECORD_ROW)
+        data = self._bytes(self.room(16 * len(batch) + int(batch.caplen.sum()), len(batch)) + self._ports * RECORD_ROW)
         sizes, counts, starts = np.zeros((3, self._ports), np.int64)
-        k.scatter_records(batch.arrays(with_sources=True), np.ascontiguousarray(dest, np.int64), data, sizes, counts,
-                          starts)
+        k.scatter_records(batch.arrays(with_sources=True), np.ascontiguousarray(dest, np.int64), self.record_format,
+                          data, sizes, counts, starts)
         self._write_parts(data, starts, sizes, counts, reserve)
 
     def _to_output_resolution(self, batch: PacketBatch, sent: np.ndarray, rows: np.ndarray) -> None:
@@ -262,78 +273,3 @@ def _parts(batch: PacketBatch, rows: np.ndarray, caplen: np.ndarray, in_place: n
             else:
                 parts.append(flat[start * width:start * width + 16 + cap])
     return parts
-
-
-def merge_by_time(paths: list[Path], target: Path) -> list[np.ndarray]:
-    """``target``: the records of ``paths`` — files this package wrote, all classic
-    little-endian pcaps of one time-stamp resolution or all pcapngs of one interface
-    (``pcapng_writer.py``) — ordered by time stamp, ties in the order of ``paths`` and
-    then of the file (a port's TX queues as one capture, for tools that read one file
-    per port). Written atomically; the inputs are read whole, into one buffer. Returns,
-    per path, the position in ``target`` of each of its records.
-
-    The order is the sort by (time stamp, path, place in the file); where each file is
-    in time order already — the usual case: a TX queue sends its lcore's packets in the
-    order they were received — it is one pass of a k-way merge (``records.c``)."""
-    sizes = [os.path.getsize(path) for path in paths]
-    data = np.empty(sum(sizes), np.uint8)
-    base = 0
-    for path, size in zip(paths, sizes):
-        with open(path, "rb") as file:
-            file.readinto(memoryview(data)[base:base + size])
-        base += size
-    pcapng = bool(paths) and sizes[0] >= 4 and int(data[:4].view("<u4")[0]) == SHB
-    times, starts, lengths, headers, base = [], [], [], [], 0
-    for size in sizes:
-        where, time, length, header = (_pcapng_records if pcapng else _pcap_records)(data, base, size)
-        headers.append(header)
-        times.append(time[:, 0].astype(np.uint64) << np.uint64(32) | time[:, 1])
-        starts.append(where)
-        lengths.append(length)
-        base += size
-    counts = [len(t) for t in times]
-    order = _time_order(np.concatenate(times) if times else np.zeros(0, np.uint64),
-                        np.cumsum([0, *counts]).astype(np.int64))
-    starts = np.concatenate(starts)[order] if starts else np.zeros(0, np.int64)
-    lengths = np.concatenate(lengths)[order] if lengths else np.zeros(0, np.int64)
-    out = AtomicFile(target)
-    try:
-        out.file.write(headers[0] if headers else b"")
-        out.file.write(kernels.concat_ranges(data, starts, lengths))
-        out.commit()
-    except BaseException:
-        out.abort()
-        raise
-    position = np.empty(len(order), np.int64)
-    position[order] = np.arange(len(order))
-    return np.split(position, np.cumsum(counts)[:-1]) if counts else []
-
-
-def _time_order(times: np.ndarray, bounds: np.ndarray) -> np.ndarray:
-    """The records' order by (time stamp, file, place), file ``f`` being
-    ``times[bounds[f]:bounds[f + 1]]``."""
-    order = np.empty(len(times), np.int64)
-    if (k := compiled.native()) is not None and k.merge_by_time(times, bounds, order):
-        return order
-    return np.argsort(times, kind="stable")          # stable: ties stay in file, then place, order
-def _pcap_records(data: np.ndarray, base: int, size: int):
-    """A classic pcap at ``data[base:base + size]``: each record's start and length,
-    its time stamp as (seconds, fraction) columns, and the file header."""
-    limit = max(0, (size - 24) // 16)
-    frames, headers = np.empty(limit, np.int64), np.empty((limit, 16), np.uint8)
-    n, _, _ = kernels.scan_records(data, base + 24, base + size, limit, False, size, frames, headers)
-    fields = headers[:n].view("<u4")
-    return frames[:n] - 16, fields[:, :2], 16 + fields[:, 2].astype(np.int64), data[base:base + 24].tobytes()
-
-
-def _pcapng_records(data: np.ndarray, base: int, size: int):
-    """A pcapng at ``data[base:base + size]``: each Enhanced Packet Block's start and
-    length, its time stamp as (high, low) columns, and the blocks before the first one
-    (Section Header and Interface Description)."""
-    blocks = np.empty(max(0, size // 12), np.int64)
-    blocks = blocks[:kernels.scan_blocks(data, base, base + size, blocks)]
-    fields = np.lib.stride_tricks.sliding_window_view(data, 20)[blocks].view("<u4")    # type, length, if, high, low
-    packets = fields[:, 0] == EPB
-    first = int(blocks[packets][0]) if packets.any() else base + size
-    return blocks[packets], fields[packets][:, 3:5], fields[packets][:, 1].astype(np.int64), \
-        data[base:first].tobytes()

@@ -61,6 +61,9 @@ def trace_count(text: str | None) -> int | str | None:
 @click.option("--reta-size", type=Int(0, 1 << 32), default=128, show_default=True, help="RSS redirection table entries.")
 @click.option("--jobs", type=Int(0, 1 << 32), default=1, show_default=True,
               help="Processes for one run (output identical to --jobs 1).")
+@click.option("--no-merge", "no_merge", is_flag=True,
+              help="Several lcores: write only the per-TX-queue files port<N>.q<K>.pcap (as dpdk-l3fwd does), "
+                   "not their merge port<N>.pcap.")
 @click.option("--cluster", metavar="ADDRESS|local:N",
               help="Run the chunks as Dask tasks: on the scheduler at ADDRESS (tls://host:8786 with the three "
                    "--tls- files, or tcp://host:8786: whoever reaches it runs code as its workers), or on a "
@@ -83,7 +86,7 @@ def trace_count(text: str | None) -> int | str | None:
 @report_flag
 @l3fwd_app_options
 def command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipeline, rule_ipv4, rule_ipv6,
-                eth_dest, port_mac, rx_burst, tx_burst, max_pkt_len, alg, config, rss_key, reta_size, jobs, cluster,
+                eth_dest, port_mac, rx_burst, tx_burst, max_pkt_len, alg, config, rss_key, reta_size, jobs, no_merge, cluster,
                 tls_ca_file, tls_cert, tls_key, trace, annotate, drops, output_format, quiet, as_json, report, **app):
     """Forward INPUT pcaps (a directory of port<N>.pcap, or N=FILE) as dpdk-l3fwd would."""
     if report:
@@ -113,6 +116,7 @@ def command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipeline,
         max_pkt_len=max_pkt_len,
         alg=alg,
         jobs=jobs,
+        merge=not no_merge,
         cluster=cluster,
         tls_ca_file=tls_ca_file,
         tls_cert=tls_cert,

@@ -18,12 +18,15 @@ is complete, :meth:`Annotations.finish` writes them:
 """
 from __future__ import annotations
 
+import mmap
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
+from .. import compiled
 from ..capture import kernels
 from ..capture.atomic import AtomicFile
 from ..text import printable
@@ -38,6 +41,7 @@ from .trace import Describe, Records, TraceRecord, TraceRecords
 DROPS_FILE = "drops.pcapng"
 SEPARATOR = " · "
 _OPT_COMMENT = 1
+_PIECE = 4 << 20                     # bytes of new blocks laid out before each write
 
 
 class Annotations:
@@ -170,19 +174,46 @@ def add_comments(path: Path, text: np.ndarray, starts: np.ndarray, ends: np.ndar
     Blocks, then one Enhanced Packet Block per packet, as :class:`~l3fwd_sim.capture.
     pcapng_writer.PcapngWriter` writes them — with ``text[starts[k]:ends[k]]`` as the
     ``opt_comment`` of its k-th packet, atomically. Each new block is six byte ranges
-    laid end to end by ``kernels.concat_ranges``: its type and new length, the old body,
-    the option's code and length, the comment, its padding and ``opt_endofopt``, the
-    new length again."""
-    data = np.fromfile(path, np.uint8)
+    laid end to end: its type and new length, the old body, the option's code and
+    length, the comment, its padding and ``opt_endofopt``, the new length again. The
+    compiled twin (``records.c``'s ``comment_blocks``) lays them out from the file mapped
+    into memory, a bounded piece at a time; the definition gathers them with
+    ``kernels.concat_ranges`` over the file read whole."""
+    with open(path, "rb") as file:           # the map lives as long as the array over it
+        data = np.frombuffer(mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ), np.uint8) \
+            if os.fstat(file.fileno()).st_size else np.zeros(0, np.uint8)
+    packets, lengths = _packet_blocks(path, data, len(starts))
+    with AtomicFile(path) as out:
+        out.file.write(data[:packets[0] if len(packets) else len(data)])
+        if (k := compiled.native()) is not None:
+            piece, at = np.empty(_PIECE, np.uint8), 0
+            while at < len(packets):
+                used, at = k.comment_blocks(data, packets, lengths, text, starts, ends, piece, at)
+                if not used:                  # a block of ours is far smaller than a piece
+                    raise AssertionError(f"{path}: a block larger than {_PIECE} bytes")
+                out.file.write(piece[:used])
+        else:
+            out.file.write(_commented_blocks(data, packets, lengths, text, starts, ends))
+
+
+def _packet_blocks(path: Path, data: np.ndarray, comments: int) -> tuple[np.ndarray, np.ndarray]:
+    """The offset and length of each Enhanced Packet Block of ``data`` (the blocks after
+    the section header and the interface), checked to be one per comment."""
     offsets = np.empty(len(data) // 12 + 1, np.int64)
     blocks = offsets[:kernels.scan_blocks(data, 0, len(data), offsets)]
     lengths = np.diff(np.append(blocks, len(data)))
-    packets, lengths = blocks[2:], lengths[2:]                # after the section header and the interface
-    n = len(packets)
+    packets, lengths = blocks[2:], lengths[2:]
     words = data[:len(data) // 4 * 4].view("<u4")            # every block starts 32-bit aligned
-    if len(blocks) < 2 or blocks[-1] + words[blocks[-1] // 4 + 1] != len(data) or n != len(starts) \
+    if len(blocks) < 2 or blocks[-1] + words[blocks[-1] // 4 + 1] != len(data) or len(packets) != comments \
             or (words[packets // 4] != EPB).any():                # the blocks end where the file does
         raise AssertionError(f"{path}: not one Enhanced Packet Block per comment")
+    return packets, lengths
+
+
+def _commented_blocks(data: np.ndarray, packets: np.ndarray, lengths: np.ndarray, text: np.ndarray,
+                      starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """:func:`add_comments`' new blocks over whole arrays: the definition."""
+    n = len(packets)
     size = ends - starts
     pad = -size % 4
     new_length = lengths + 8 + size + pad                     # the option's 4-byte header and opt_endofopt
@@ -198,14 +229,7 @@ def add_comments(path: Path, text: np.ndarray, starts: np.ndarray, ends: np.ndar
                               field_at + 12]).reshape(-1)
     widths = np.column_stack([np.full(n, 8), lengths - 12, np.full(n, 4), size, pad + 4,
                               np.full(n, 4)]).reshape(-1)
-    out = AtomicFile(path)
-    try:
-        out.file.write(data[:packets[0] if n else len(data)])
-        out.file.write(kernels.concat_ranges(buf, ranges.astype(np.int64), widths.astype(np.int64)))
-        out.commit()
-    except BaseException:
-        out.abort()
-        raise
+    return kernels.concat_ranges(buf, ranges.astype(np.int64), widths.astype(np.int64))
 
 
 def write_drops(path: Path, dropped: _Joined, rx_ports: list[int], capture_of: Callable[[int, int], Path],
@@ -223,17 +247,12 @@ def write_drops(path: Path, dropped: _Joined, rx_ports: list[int], capture_of: C
             frames[k] = record
     interface = {p: i for i, p in enumerate(rx_ports)}
     units = 10**9 if nanosecond else 10**6
-    out = AtomicFile(path)
-    try:
+    with AtomicFile(path) as out:
         out.file.write(section_header())
         for p in rx_ports:
             out.file.write(interface_block(f"port{p}", nanosecond))
         for p, (frame, wirelen, ts_ns), comment in zip(port.tolist(), frames, comments):
             out.file.write(packet_block(interface[p], ts_ns // (10**9 // units), wirelen, frame, comment))
-        out.commit()
-    except BaseException:
-        out.abort()
-        raise
 
 
 def read_records(path: Path, numbers: np.ndarray, batch: int = 65536) -> list[tuple[bytes, int, int]]:

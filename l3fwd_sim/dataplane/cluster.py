@@ -305,14 +305,9 @@ def run_cluster(lcore: Lcore, client, outdir: Path, scratch: Location, stats: Ru
 
 def _assemble(lcore: Lcore, outdir: Path, scratch: Location, chunks: int) -> None:
     """Each port's file: one file header, then every chunk's records in chunk order."""
-    outputs = PortOutputs(outdir, lcore.tx_ports, lcore.nanosecond, lcore.output_name, lcore.output_format)
-    try:
+    with PortOutputs(outdir, lcore.tx_ports, lcore.nanosecond, lcore.output_name, lcore.output_format) as outputs:
         outputs.flush()
         for port, writer in outputs.writers.items():
             name = lcore.output_name.format(port=port)
             for chunk in range(chunks):
                 writer.append_file(join(scratch, f"{chunk:09d}/{name}"), writer.header_bytes)
-        outputs.commit()
-    except BaseException:
-        outputs.abort()
-        raise

@@ -12,8 +12,9 @@ from ..numbers import brief, parse_int
 from .ports import MAX_PORTS
 from .queues import MAX_RX_QUEUE_PER_PORT
 
-# port<N>.pcap, or RX queue Q's port<N>.q<Q>.pcap; .pcapng alike (what --output-format pcapng writes)
-_PORT_FILE = re.compile(r"port([0-9]+)(?:\.q([0-9]+))?\.pcap(?:ng)?")
+# port<N>.pcap, or RX queue Q's port<N>.q<Q>.pcap; .pcapng alike (what --output-format pcapng writes),
+# and either gzip'd (.gz: the readers know gzip by its magic)
+_PORT_FILE = re.compile(r"port([0-9]+)(?:\.q([0-9]+))?\.pcap(?:ng)?(?:\.gz)?")
 _SPEC = re.compile(r"([0-9]+)(?:\.([0-9]+))?")                # N=FILE or N.Q=FILE
 
 
@@ -21,7 +22,8 @@ def find_rx_queues(specs: list[str]) -> dict[tuple[int, int | None], Location]:
     """Map (port, RX queue) → capture from ``INPUT`` arguments: directories of
     ``port<N>.pcap`` (queue None: the whole port's traffic) and ``port<N>.q<Q>.pcap``
     (what RX queue Q receives, as one ``rx_pcap`` of net_pcap), each also named
-    ``.pcapng``, or ``N=FILE`` / ``N.Q=FILE``. A port has either one whole-port capture
+    ``.pcapng``, either gzip'd (``.gz``), or ``N=FILE`` / ``N.Q=FILE``. Two files of a
+    directory for one port (or RX queue) are refused. A port has either one whole-port capture
     or per-queue ones; a directory holding both (a several-lcore run's outputs) gives
     the whole-port one."""
     inputs: dict[tuple[int, int | None], Location] = {}
@@ -53,6 +55,13 @@ def find_rx_queues(specs: list[str]) -> dict[tuple[int, int | None], Location]:
         found = [(port, queue, p) for port, queue, p in found if queue is None or port not in whole]
         if not found:
             raise SimError(f"{spec}: no port<N>.pcap files in this directory")
+        named: dict[tuple[int, int | None], str] = {}
+        for port, queue, p in sorted(found, key=lambda f: str(f[2])):
+            key = (int(port), None if queue is None else int(queue))
+            if key in named:
+                raise SimError(f"{spec}: {named[key]} and {Path(str(p)).name} are both the capture of port "
+                               f"{key[0]}{'' if key[1] is None else f' RX queue {key[1]}'}; keep one")
+            named[key] = Path(str(p)).name
         for port, queue, p in found:
             add(port, queue, p, spec)
     if not inputs:

@@ -125,10 +125,10 @@ static int lay_out(struct lcore_step *s, int64_t n)
     struct merged *m = &s->sub;
     int64_t head = m->width - 16;
     for (int64_t i = 0; i < n; i++) {
-        int64_t port = s->dest[i], cap = m->caplen[i];
+        int64_t port = s->dest[i], cap = m->caplen[i], size = record_size(&s->out.format, cap);
         if (port < 0)
             continue;
-        if (port >= s->out.ports || s->out.bytes[port] + 16 + cap + ROW_SLACK > s->out.capacity)
+        if (port >= s->out.ports || s->out.bytes[port] + size + ROW_SLACK > s->out.capacity)
             return 0;
         const uint8_t *frame = NULL;
         if (cap > head) {
@@ -137,8 +137,9 @@ static int lay_out(struct lcore_step *s, int64_t n)
                 return 0;
             frame = s->blocks[m->source_id[i]] + at;
         }
-        lay_out_record(s->out.data + port * s->out.capacity + s->out.bytes[port], m->rows + i * m->width, cap, frame);
-        s->out.bytes[port] += 16 + cap;
+        lay_out_record(s->out.data + port * s->out.capacity + s->out.bytes[port], m->rows + i * m->width, cap, frame,
+                       &s->out.format, s->row_units[m->source_id[i]]);
+        s->out.bytes[port] += size;
         s->out.packets[port]++;
     }
     return 1;

@@ -7,7 +7,7 @@ that has one (l3fwd's paths: :attr:`Lcore.compiled_forward`) a sub-burst at a ti
 so that each packet's bytes stay in the caches from stage to stage — the way DPDK's own
 loop goes burst by burst — tracing the packets asked for on the way. The staged loop
 below is the definition; it also runs whenever a super-burst needs more than the twin
-does (pcapng outputs, time stamps to convert)."""
+does (a time stamp past 2106)."""
 from __future__ import annotations
 
 import time
@@ -143,7 +143,7 @@ def main_loop(lcore: Lcore, received, outputs: PortOutputs, stats: RunStats, tx,
             break
         stats.count_queues(burst.queue_rx)
         k = compiled.native() if path else None
-        if k is not None and outputs.as_read([records for _, _, records in burst.sources]):
+        if k is not None and outputs.lays_out([records for _, _, records in burst.sources]):
             _forward_compiled(k, path, burst, outputs, stats, tx, turn, timer, scratch, trace)
         else:
             _forward_staged(lcore, burst, outputs, stats, tx, turn, trace, timer)
@@ -205,17 +205,17 @@ def _forward_compiled(k, path: tuple, burst: Received, outputs: PortOutputs, sta
             np.array([records.first for _, _, records in burst.sources], np.int64),
             [records.numbers for _, _, records in burst.sources], trace.lcore, trace.first_burst, trace.sent,
             *scratch["notes"])
-        capacity = burst.record_bytes + RECORD_ROW          # any one port's records, and a row's room after them
+        capacity = outputs.room(burst.record_bytes, n) + RECORD_ROW   # any one port's records, and a row's room after
         data = outputs.layout_buffer(capacity)
         counts = stats.counters()
         runs = np.empty((2, n), np.int64), np.empty(n, np.uint8)
         out_bytes, out_packets = np.zeros((2, MAX_TX_PORTS), np.int64)
         _, n_runs, filled = k.lcore_step(
             [(records.records, port, place) for place, port, records in burst.sources],
-            [(records.block, np.ascontiguousarray(records.offsets, np.int64)) for _, _, records in burst.sources],
+            [records.compiled_source() for _, _, records in burst.sources],
             (burst.rx_burst, burst.queues, burst.first_round), *path,
             (stats.code("oversize"), rx.MBUF_DATA_ROOM), counts, (*runs[0], runs[1]),
-            (data, capacity, out_bytes, out_packets), (scratch["rows"], *scratch["columns"], scratch["reason"]),
+            (data, capacity, out_bytes, out_packets, outputs.record_format), (scratch["rows"], *scratch["columns"], scratch["reason"]),
             tracing, None if stats.hits is None else (*stats.hits.compiled_args(), *scratch["notes"][1:]))
         stats.add_counts(*counts)
     if traced is not None:

@@ -268,10 +268,5 @@ def format_rate(packets: int, seconds: float) -> str:
 
 
 def write_json_atomic(path: Path, data: dict) -> None:
-    out = AtomicFile(path)
-    try:
+    with AtomicFile(path) as out:
         out.file.write(json.dumps(data, indent=2).encode() + b"\n")
-        out.commit()
-    except BaseException:       # Ctrl-C or a full disk: leave no temporary file behind
-        out.abort()
-        raise

@@ -23,7 +23,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..capture.atomic import AtomicFile
+from ..capture.atomic import AtomicFile, Committable
 from .hits import Decisions
 from .jsonlines import LineBuffer, Lines, quoted
 
@@ -206,7 +206,7 @@ class BurstTracer:
         self.sent += np.bincount(dest[dest >= 0], minlength=len(self.sent))[:len(self.sent)]
 
 
-class TraceFile:
+class TraceFile(Committable):
     """``OUTDIR/trace.jsonl``, written atomically: records made into lines' pieces in
     order by the caller (:func:`trace_lines`), rendered and appended by a writer thread
     meanwhile the caller goes on with the next super-burst — the compiled renderer and
@@ -260,7 +260,7 @@ class TraceFile:
         self.file.abort()
 
 
-class RecordSink:
+class RecordSink(Committable):
     """Where finished records go: ``trace.jsonl`` (:class:`TraceFile`, when asked for)
     and ``keep`` (the annotations of ``--annotate``/``--drops``), which takes them as they
     come — the records handed over may be reused by the caller afterwards."""
@@ -321,8 +321,7 @@ def render_spools(lcore_spools: list[list[Spool]], limit: int | None, outdir: Pa
     lcore sent in earlier chunks, then mapped by ``tx_position(lcore, tx_port,
     tx_index)`` (several lcores: the position in the merged port file). Returns the
     lines written."""
-    out = open_sink(outdir)
-    try:
+    with open_sink(outdir) as out:
         for lcore, spools in enumerate(lcore_spools):
             segments = sorted(((chunk, n, sent, spool, at) for spool in spools
                                for at, (chunk, n, sent) in _offsets(spool.segments)), key=lambda s: s[0])
@@ -342,10 +341,6 @@ def render_spools(lcore_spools: list[list[Spool]], limit: int | None, outdir: Pa
                 if left is not None:
                     left -= take
                 base = base + sent
-        out.commit()
-    except BaseException:
-        out.abort()
-        raise
     return out.lines
 
 

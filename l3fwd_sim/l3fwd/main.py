@@ -57,7 +57,7 @@ def dpdk_l3fwd(argv: list[str], pipeline: str = "multi", stats_file: str | None 
             inputs={}, outdir=out, pipeline=pipeline, output_format="pcap",
             queue_inputs={(port, queue): as_location(path) for port, vdev in enumerate(eal.vdevs)
                           for queue, path in enumerate(vdev.rx_pcap)},
-            lcore_mask=eal.lcores, vdevs=eal.vdevs,
+            lcore_mask=eal.lcores, vdevs=eal.vdevs, merge=False,       # real l3fwd writes no merged file
             **{**args.run_options(), "config": args.config or L3FWD_DEFAULT_CONFIG}))
         tx_files.publish(sent, out / "stats.json", scratch)
     return Launch(stats, _console(args, eal, stats))

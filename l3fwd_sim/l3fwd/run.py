@@ -22,7 +22,8 @@ from ..dataplane.lcore import Lcore, forward_all
 from ..capture.location import as_location, identity
 from ..capture.offline import OpenCaptures
 from ..capture.outdir import OutputDir
-from ..capture.writers import merge_by_time, output_format
+from ..capture.merge import merge_tx_queues
+from ..capture.writers import output_format
 from ..dataplane.ports import PortConfig, ports_of, run_portmask
 from ..dataplane.queues import Lcores, default_config, lcores_of, parse_config
 from ..dataplane.rss import DEFAULT_KEY, RETA_SIZES, RssShare, rss_shares
@@ -65,6 +66,7 @@ class RunOptions(PortInputs):
     tx_burst: int = 32
     chunk_packets: int = 65536           # super-burst size: a speed knob, never changes output
     jobs: int = 1                        # processes: a speed knob, never changes output
+    merge: bool = True                   # several lcores: port<N>.pcap, the port's TX queues merged (merge.py)
     cluster: str | None = None           # Dask scheduler address or local:N (cluster.py): never changes output
     tls_ca_file: Path | None = None      # a tls:// cluster: its CA's certificate (PEM),
     tls_cert: Path | None = None         # this client's certificate
@@ -107,6 +109,9 @@ def _validate(opt: RunOptions) -> tuple[int, dict[int, Path], list[str]]:
 
     if opt.trace is not None and opt.trace != "all" and not (isinstance(opt.trace, int) and opt.trace >= 0):
         raise SimError(f"--trace {opt.trace}: give a number of packets (0 or more) or 'all'")
+    if opt.annotate and not opt.merge:
+        raise SimError("--annotate with --no-merge: the annotated outputs include port<N>.pcapng, the merge of "
+                       "the port's TX queues; leave out one of them")
     if opt.annotate or opt.drops:
         from ..dataplane.annotations import check_annotations
         check_annotations(opt.annotate, opt.drops, opt.trace, opt.output_format,
@@ -288,10 +293,11 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
                                   **lcore_stats.to_dict()["totals"]}
     try:
         positions = {}                            # port -> per TX queue, its records' places in port<N>.pcap
-        if several:                               # each port's TX queues as one capture; with --jobs, in parallel
+        if several and opt.merge:                 # each port's TX queues as one capture; with --jobs, in parallel
             queues = range(len(lcores.ids))
-            merges = [lambda port=port: merge_by_time([outdir / f"port{port}.q{k}.{fmt}" for k in queues],
-                                                      outdir / f"port{port}.{fmt}") for port in tx_ports]
+            placed = bool(trace_lines or annotations)
+            merges = [lambda port=port: merge_tx_queues([outdir / f"port{port}.q{k}.{fmt}" for k in queues],
+                                                        outdir / f"port{port}.{fmt}", placed) for port in tx_ports]
             if opt.jobs > 1:
                 from ..dataplane.jobs import in_processes
                 merged = in_processes(merges, opt.jobs)
@@ -302,7 +308,7 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
             traced = stats.traced
             if spool:
                 traced = render_spools(lcore_spools, limit, outdir, open_sink,
-                                       _tx_position(positions, lcores) if several else None)
+                                       _tx_position(positions, lcores) if positions else None)
             if opt.trace is not None:
                 stats.trace = {"file": TRACE_FILE, "limit": "all" if limit is None else limit, "packets": traced}
         if annotations:

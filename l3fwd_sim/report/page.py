@@ -145,11 +145,6 @@ class Page:
 def write_page(page: Page, path: Path) -> Path:
     """Write the page to ``path`` atomically (a complete file or none); returns ``path``."""
     data = page.render().encode()
-    out = AtomicFile(path)
-    try:
+    with AtomicFile(path) as out:
         out.file.write(data)
-        out.commit()
-    except BaseException:         # Ctrl-C or a full disk: leave no temporary file behind
-        out.abort()
-        raise
     return path

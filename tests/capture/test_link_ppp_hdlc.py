@@ -12,6 +12,7 @@ import struct
 
 import pytest
 from frames import HUGE, read_all, read_pcap_frames, well_formed_frames
+from handmade import Ng
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scapy.layers.inet import IP
@@ -34,25 +35,11 @@ def converted(path, plan=(HUGE,)) -> list[tuple[bytes, int]]:
     return [(frame, wirelen) for frame, wirelen, _ in read_all(path, plan)[0]]
 
 
-def pad4(data: bytes) -> bytes:
-    return data + bytes(-len(data) % 4)
-
-
-def block(btype: int, body: bytes) -> bytes:
-    length = 12 + len(pad4(body))
-    return struct.pack("<II", btype, length) + pad4(body) + struct.pack("<I", length)
-
-
 def pcapng(records, linktype: int, simple: bool = False) -> bytes:
     """One section, one interface of ``linktype``; Enhanced (or Simple) Packet Blocks."""
-    out = [block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1)),
-           block(1, struct.pack("<HHI", linktype, 0, 0))]
-    for k, (frame, wire) in enumerate(records):
-        if simple:
-            out.append(block(3, struct.pack("<I", len(frame)) + frame))
-        else:
-            out.append(block(6, struct.pack("<IIIII", 0, 0, k, len(frame), wire) + frame))
-    return b"".join(out)
+    ng = Ng("<")
+    return ng.shb() + ng.idb(linktype) + b"".join(ng.spb(frame) if simple else ng.epb(0, k, frame, wire)
+                                                  for k, (frame, wire) in enumerate(records))
 
 
 def ip_packets(seed: int, n: int) -> list[bytes]:

@@ -1,7 +1,6 @@
 """The pcapng writer (``capture/pcapng_writer.py``) read back by scapy (an independent
-pcapng reader) and by our own reader; offsets reserved for ``--jobs``; the merge of a
-port's per-queue pcapng files; time stamps past 2106 through the reader; PortOutputs'
-abort and the ``--output-format`` choice."""
+pcapng reader) and by our own reader; offsets reserved for ``--jobs``; time stamps past
+2106 through the reader; PortOutputs' abort and the ``--output-format`` choice."""
 from __future__ import annotations
 
 import random
@@ -14,10 +13,9 @@ from scapy.utils import RawPcapNgReader
 from l3fwd_sim import compiled
 from l3fwd_sim.capture import kernels
 from l3fwd_sim.capture.offline import open_offline
-from l3fwd_sim.capture.pcap import PcapWriter
 from l3fwd_sim.capture.pcapng_writer import PcapngWriter
 from l3fwd_sim.capture.records import HEAD_BYTES, RECORD_ROW, record_headers
-from l3fwd_sim.capture.writers import PortOutputs, merge_by_time, output_format
+from l3fwd_sim.capture.writers import PortOutputs, output_format
 from l3fwd_sim.errors import SimError
 from twins import KERNELS
 
@@ -160,40 +158,6 @@ def test_fixed_size_rows_narrower_than_a_row(tmp_path):
     writer.write_rows(np.ascontiguousarray(rows[:, :16 + 61]), caplen)
     writer.commit()
     assert [g[:3] for g in scapy_read(path)] == list(zip(frames, wire.tolist(), (stamps // 1000).tolist()))
-
-
-@pytest.mark.parametrize("in_time_order", [True, False])       # the k-way merge, or the sort
-@pytest.mark.parametrize("kernels_choice", KERNELS)
-def test_merge_by_time_of_pcapng_queues(tmp_path, kernels_choice, in_time_order):
-    """A port's TX queue files merged by time stamp, ties by queue then file order — as
-    the classic merge orders the same records."""
-    rng = random.Random(3)
-    queues = []
-    for count in (30, 0, 40, 25):             # ten distinct stamps: ties within and across queues
-        frames = [rng.randbytes(rng.choice([60, 61, 100])) for _ in range(count)]
-        stamps = np.array([T2106 + rng.randrange(-5, 5) * 10**9 for _ in frames], np.int64)
-        stamps = np.sort(stamps) if in_time_order else stamps
-        queues.append((frames, np.array([len(f) for f in frames], np.int64), stamps))
-    merged = {}
-    with compiled.using(kernels_choice):
-        for fmt, cls in (("pcapng", PcapngWriter), ("pcap", PcapWriter)):
-            paths = []
-            for q, (frames, wire, stamps) in enumerate(queues):
-                paths.append(tmp_path / f"port0.q{q}.{fmt}")
-                writer = cls(paths[-1], True, "port0") if cls is PcapngWriter else cls(paths[-1], True)
-                if fmt == "pcap":                     # a classic pcap holds 32-bit seconds: keep them low
-                    stamps = stamps - T2106 + 10**18
-                heads, caplen, tails = heads_and_tails(frames)
-                writer.write(heads, caplen, wire, stamps, tails)
-                writer.commit()
-            merged[fmt] = (merge_by_time(paths, tmp_path / f"port0.{fmt}"), our_read(tmp_path / f"port0.{fmt}"))
-    (positions, got), (positions_pcap, got_pcap) = merged["pcapng"], merged["pcap"]
-    want = sorted(((t, q, i, f) for q, (frames, _, stamps) in enumerate(queues)
-                   for i, (f, t) in enumerate(zip(frames, stamps.tolist()))))
-    assert [(f, t) for f, _, t in got] == [(f, t) for t, _, _, f in want]
-    assert [f for f, _, _ in got] == [f for f, _, _ in got_pcap]
-    assert [p.tolist() for p in positions] == [p.tolist() for p in positions_pcap]
-    assert [b for b, _ in blocks((tmp_path / "port0.pcapng").read_bytes())][:2] == [0x0A0D0D0A, 1]
 
 
 def test_scan_blocks_twins_agree(tmp_path):

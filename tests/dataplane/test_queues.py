@@ -8,6 +8,7 @@ import re
 import pytest
 from forwarding import run_cli
 from frames import mixed_frames, read_pcap_frames, write_pcap
+from handmade import head_merge
 from scapy.utils import RawPcapReader
 
 from l3fwd_sim import SimError
@@ -59,13 +60,12 @@ def test_several_lcores_with_rss(tmp_path, traffic):
     for entry in per_lcore.values():
         assert entry["rx"] == entry["tx"] + entry["dropped"] == sum(entry["rx_per_queue"].values())
     assert stats["lcores"]["imbalance"] == max(e["rx"] for e in per_lcore.values()) / 300
-    # per TX queue files, and each port's merge of them by time stamp (ties: lower queue first)
+    # per TX queue files, and each port's merge of them by their heads' time stamps
     for port in range(4):
-        queues = [list(RawPcapReader(str(tmp_path / "out" / f"port{port}.q{k}.pcap"))) for k in range(4)]
+        queues = [[(bytes(p), (m.sec, m.usec)) for p, m in RawPcapReader(str(tmp_path / "out" / f"port{port}.q{k}.pcap"))]
+                  for k in range(4)]
         merged = list(RawPcapReader(str(tmp_path / "out" / f"port{port}.pcap")))
-        key = [((m.sec, m.usec), k, i) for k, q in enumerate(queues) for i, (_, m) in enumerate(q)]
-        want = [bytes(queues[k][i][0]) for _, k, i in sorted(key)]
-        assert [bytes(p) for p, _ in merged] == want
+        assert [bytes(p) for p, _ in merged] == [queues[k][i][0] for k, i in head_merge(queues)]
     # --jobs gives the same bytes and counters
     again = run_cli("run", traffic, "-o", tmp_path / "jobs", "--config", CONFIG, "--rx-burst", "7", "--jobs", "2",
                     "--json")
@@ -139,6 +139,43 @@ def test_directory_inputs_ignore_names_with_non_ascii_digits(tmp_path):
     (tmp_path / "port0.pcap").unlink()
     with pytest.raises(SimError, match="no port<N>.pcap files in this directory"):
         find_rx_queues([str(tmp_path)])
+
+
+def test_directory_of_gzip_and_pcapng_captures_runs_like_the_plain_one(tmp_path):
+    """port<N>.pcap.gz, port<N>.pcapng and port<N>.pcapng.gz are found as port<N>.pcap
+    is; the run forwards the same frames."""
+    import gzip
+    from handmade import Ng
+    frames = {p: mixed_frames(40 + p, p, 50) for p in range(4)}
+    plain, mixed = tmp_path / "plain", tmp_path / "mixed"
+    plain.mkdir()
+    mixed.mkdir()
+    for p, fs in frames.items():
+        write_pcap(plain / f"port{p}.pcap", fs)
+    ng = Ng("<")
+    pcapng = ng.shb() + ng.idb() + b"".join(ng.epb(0, 1_700_000_000 * 10**6 + k, f) for k, f in enumerate(frames[1]))
+    (mixed / "port0.pcap.gz").write_bytes(gzip.compress((plain / "port0.pcap").read_bytes()))
+    (mixed / "port1.pcapng").write_bytes(pcapng)
+    (mixed / "port2.pcapng.gz").write_bytes(gzip.compress(pcapng))
+    (mixed / "port3.pcap").write_bytes((plain / "port3.pcap").read_bytes())
+    assert sorted(find_rx_queues([str(mixed)])) == [(p, None) for p in range(4)]
+    frames[2] = frames[1]                                  # port 2's file holds port 1's frames
+    write_pcap(plain / "port2.pcap", frames[2])
+    for d in (plain, mixed):
+        run_cli("run", str(d), "-o", str(tmp_path / f"out-{d.name}"), "--output-format", "pcap", "--quiet")
+    for p in range(4):
+        assert read_pcap_frames(tmp_path / f"out-mixed/port{p}.pcap") == read_pcap_frames(tmp_path / f"out-plain/port{p}.pcap")
+
+
+@pytest.mark.parametrize("names", [("port0.pcap", "port0.pcap.gz"), ("port0.pcap", "port0.pcapng"),
+                                   ("port1.pcapng", "port1.pcapng.gz"), ("port2.q1.pcap", "port2.q1.pcapng")])
+def test_two_files_for_one_port_are_refused_in_one_line(tmp_path, names):
+    for name in names:
+        write_pcap(tmp_path / name, [])
+    with pytest.raises(SimError) as info:
+        find_rx_queues([str(tmp_path)])
+    message = str(info.value)
+    assert "\n" not in message and all(name in message for name in names) and "keep one" in message
 
 
 @pytest.mark.parametrize("command,spec,out", [("run", "0.0=q/\x00port0.q0.pcap", "out"), ("testpmd", "0=port0\x00.pcap", "out"),

@@ -33,6 +33,7 @@ from hypothesis import assume
 from hypothesis import strategies as st
 from fuzzing import fuzz, hostile_text, mutated, mutated_bytes, run_case, snapshot
 from frames import mixed_frames, write_pcap
+from handmade import Ng, classic as handmade_pcap
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "tcpdump"
 # small files of tcpdump's corpus: Cisco HDLC, raw IPv6, PPP in HDLC framing (fuzzed), PPP,
@@ -61,50 +62,8 @@ def done(directory: Path) -> None:
 # ---------------------------------------------------------------------------------------
 # 1. captures
 # ---------------------------------------------------------------------------------------
-def _pad4(data: bytes) -> bytes:
-    return data + bytes(-len(data) % 4)
-
-
 def classic(frames, order="<", nano=False, network=1, snaplen=262144) -> bytes:
-    out = [struct.pack(order + "IHHiIII", 0xA1B23C4D if nano else 0xA1B2C3D4, 2, 4, 0, 0, snaplen, network)]
-    for i, frame in enumerate(frames):
-        sec, frac = divmod(T0 + i * 1500, 10**9)
-        out.append(struct.pack(order + "IIII", sec, frac if nano else frac // 1000, len(frame), len(frame)) + frame)
-    return b"".join(out)
-
-
-class Ng:
-    """pcapng blocks in one byte order."""
-
-    def __init__(self, order="<"):
-        self.o = order
-
-    def opt(self, code: int, value: bytes) -> bytes:
-        return struct.pack(self.o + "HH", code, len(value)) + _pad4(value)
-
-    def opts(self, *options: bytes) -> bytes:
-        return b"".join(options) + struct.pack(self.o + "HH", 0, 0) if options else b""
-
-    def block(self, btype: int, body: bytes) -> bytes:
-        length = 12 + len(_pad4(body))
-        return struct.pack(self.o + "II", btype, length) + _pad4(body) + struct.pack(self.o + "I", length)
-
-    def shb(self, *options: bytes) -> bytes:
-        return self.block(0x0A0D0D0A, struct.pack(self.o + "IHHq", 0x1A2B3C4D, 1, 0, -1) + self.opts(*options))
-
-    def idb(self, linktype=1, snaplen=0, *options: bytes) -> bytes:
-        return self.block(1, struct.pack(self.o + "HHI", linktype, 0, snaplen) + self.opts(*options))
-
-    def epb(self, ifid: int, ticks: int, data: bytes, *options: bytes) -> bytes:
-        return self.block(6, struct.pack(self.o + "IIIII", ifid, ticks >> 32, ticks & 0xFFFFFFFF, len(data),
-                                         len(data) + 4) + _pad4(data) + self.opts(*options))
-
-    def spb(self, data: bytes) -> bytes:
-        return self.block(3, struct.pack(self.o + "I", len(data)) + _pad4(data))
-
-    def pb(self, ifid: int, ticks: int, data: bytes) -> bytes:
-        return self.block(2, struct.pack(self.o + "HHIIII", ifid, 0, ticks >> 32, ticks & 0xFFFFFFFF, len(data),
-                                         len(data)) + _pad4(data))
+    return handmade_pcap([(f, len(f), T0 + i * 1500) for i, f in enumerate(frames)], order, nano, network, snaplen)
 
 
 def _ip_packets(seed: int, n: int) -> list[bytes]:
@@ -134,17 +93,17 @@ def _link(linktype: int, ip: bytes) -> bytes:
 
 def _pcapng_seed(frames, ppp) -> bytes:
     le, be = Ng("<"), Ng(">")
-    out = [le.shb(le.opt(1, b"a section comment"), le.opt(4, b"fuzz")),
-           le.idb(1, 0, le.opt(2, b"eth0"), le.opt(9, b"\x09"), le.opt(14, struct.pack("<q", 3))),
-           le.idb(9, 1500, le.opt(2, b"ppp0")),
-           le.idb(1, 64, le.opt(9, b"\x94"))]                          # 2^-20 s ticks, snaplen 64
+    out = [le.shb(options=[le.opt(1, b"a section comment"), le.opt(4, b"fuzz")]),
+           le.idb(1, 0, tsresol=9, tsoffset=3, name="eth0"),
+           le.idb(9, 1500, name="ppp0"),
+           le.idb(1, 64, tsresol=0x94)]                                 # 2^-20 s ticks, snaplen 64
     for i, frame in enumerate(frames):
         ticks = (T0 // 1000 + i) * 1000
-        out.append([le.epb(0, ticks, frame, le.opt(1, b"comment"), le.opt(2, b"\x01\x00\x00\x00")),
+        out.append([le.epb(0, ticks, frame, comment=True),
                     le.spb(frame), le.pb(1, ticks // 1000, ppp[i % len(ppp)]),
                     le.epb(2, T0 * 2**20 // 10**9 + i, frame), le.block(5, bytes(20)),
                     le.block(0x40000BAD, b"custom")][i % 6])
-    out.append(be.shb() + be.idb(1, 0, be.opt(9, b"\x06")))
+    out.append(be.shb() + be.idb(1, 0, tsresol=6))
     out += [be.epb(0, T0 // 1000 + i, frame) for i, frame in enumerate(frames[:4])]
     return b"".join(out)
 

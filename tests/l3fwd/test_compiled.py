@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from frames import mixed_frames, read_pcap_frames, write_pcap
+from handmade import Ng, classic
 from rule_files import random_flows, random_routes, write_acl_rules, write_em_rules, write_rules
 from twins import KERNELS, needs_twins
 
@@ -130,6 +131,20 @@ def both_kernels(directory: Path, options: RunOptions) -> list[dict]:
     return results
 
 
+def write_input(path: Path, frames: list[bytes], input_format: str) -> None:
+    """Classic pcap in µs (scapy) or ns, or pcapng of two interfaces (µs and ns ticks)
+    taking turns, a skipped block now and then."""
+    if input_format == "pcap-us":
+        return write_pcap(path, frames)
+    t0 = 1_700_000_000 * 10**9
+    if input_format == "pcap-ns":
+        return path.write_bytes(classic([(f, len(f), t0 + 1001 * k) for k, f in enumerate(frames)]))
+    ng = Ng("<")
+    path.write_bytes(ng.shb() + ng.idb() + ng.idb(tsresol=9) + b"".join(
+        ng.epb(k % 2, (t0 + 1001 * k) // (1000 if k % 2 == 0 else 1), f) + (ng.block(5, bytes(8)) if k % 97 == 0 else b"")
+        for k, f in enumerate(frames)))
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow])
 @given(seed=st.integers(0, POOL_SEEDS - 1), rule_seed=st.integers(0, 2**32 - 1),
@@ -139,15 +154,17 @@ def both_kernels(directory: Path, options: RunOptions) -> list[dict]:
        counts=st.lists(st.integers(0, 700), min_size=4, max_size=4),
        rx_burst=st.sampled_from([1, 3, 7, 32, 64, 512]), tx_burst=st.sampled_from([1, 4, 32, 512]),
        chunk=st.sampled_from([5, 100, 4096, 65536]), trace=st.sampled_from([None, None, "all", 9]),
+       input_format=st.sampled_from(["pcap-us", "pcap-us", "pcap-ns", "pcapng"]),
        output_format=st.sampled_from(["pcap", "pcap", "pcapng"]))
 def test_compiled_paths_equal_python_definitions(tmp_path_factory, seed, rule_seed, pipeline, lookup, rules, ipv6,
-                                                 ports, gap, counts, rx_burst, tx_burst, chunk, trace, output_format):
+                                                 ports, gap, counts, rx_burst, tx_burst, chunk, trace, input_format,
+                                                 output_format):
     tmp = tmp_path_factory.mktemp("twins")
     pool = traffic_pool(seed)
     inputs = {}
     for port in sorted(ports):
         inputs[port] = tmp / f"in{port}.pcap"
-        write_pcap(inputs[port], pool[port][:counts[port]])
+        write_input(inputs[port], pool[port][:counts[port]], input_format)
     portmask = sum(1 << p for p in ports) | (0x30 if gap else 0)       # ports 4, 5: outputs without input
     rng = random.Random(rule_seed)
     enabled = [p for p in range(6) if portmask >> p & 1]
@@ -258,6 +275,6 @@ def test_every_lcore_c_bound_is_checked(pipeline):
     sub = (np.zeros((1024, 80), np.uint8), *np.zeros((6, 1024), np.int64), np.zeros(1024, np.uint8))
     small = np.zeros(2 * 100, np.uint8)                         # 100 bytes a port: not even two records
     with pytest.raises(ValueError, match="does not fit|past its port"):
-        k.lcore_step([(rows, 0, 0)], [(np.zeros(1, np.uint8), np.zeros(4, np.int64))], (32, 1, 0),
+        k.lcore_step([(rows, 0, 0)], [(np.zeros(1, np.uint8), np.zeros(4, np.int64), 10**9)], (32, 1, 0),
                      k.PIPELINES.index(pipeline), routes, None,
-                     (7, 2048), counters, runs, (small, 100, *np.zeros((2, 32), np.int64)), sub)
+                     (7, 2048), counters, runs, (small, 100, *np.zeros((2, 32), np.int64), (0, 10**9)), sub)
