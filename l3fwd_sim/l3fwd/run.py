@@ -313,11 +313,12 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
                 stats.trace = {"file": TRACE_FILE, "limit": "all" if limit is None else limit, "packets": traced}
         if annotations:
             tx_queues = range(len(lcores.ids)) if several else ()
-            annotations.finish({port: [(outdir / f"port{port}.{fmt}", None),
-                                       *((outdir / f"port{port}.q{k}.{fmt}", positions[port][k]) for k in tx_queues)]
-                                for port in tx_ports},
-                               stats.rx_ports, lambda port, queue: _capture_path(sources[port, queue]), nanosecond,
-                               outdir / DROPS_FILE)
+            # the files to comment (--annotate, never with --no-merge): each port's, then its TX queues'
+            annotated = {port: [(outdir / f"port{port}.{fmt}", None),
+                                *((outdir / f"port{port}.q{k}.{fmt}", positions[port][k]) for k in tx_queues)]
+                         for port in tx_ports} if opt.annotate else {}
+            annotations.finish(annotated, stats.rx_ports, lambda port, queue: _capture_path(sources[port, queue]),
+                               nanosecond, outdir / DROPS_FILE)
     finally:
         for spools in lcore_spools:
             for each in spools:

@@ -6,6 +6,7 @@ compiled pass against the numpy definition, byte for byte); and on a whole run w
 TX queues are not in time order, every queue's order kept in ``port<N>.pcap``."""
 from __future__ import annotations
 
+import json
 import random
 
 import numpy as np
@@ -101,6 +102,17 @@ def test_port_file_keeps_each_tx_queue_in_order(tmp_path, kernels_choice):
 
 
 def test_no_merge_writes_only_the_tx_queue_files(tmp_path):
-    run(RunOptions(inputs={p: REPO / "pcaps" / f"port{p}.pcap" for p in range(4)}, outdir=tmp_path,
-                   config="(0,0,0),(1,0,1),(2,0,0),(3,0,1)", merge=False))
+    """--no-merge: the per-queue files only; a trace line's tx_index is then the place in
+    its lcore's TX-queue file (each place once), and --drops still writes drops.pcapng."""
+    stats = run(RunOptions(inputs={p: REPO / "pcaps" / f"port{p}.pcap" for p in range(4)}, outdir=tmp_path,
+                           config="(0,0,0),(1,0,1),(2,0,0),(3,0,1)", merge=False, trace="all", drops=True))
     assert sorted(p.name for p in tmp_path.glob("port*")) == [f"port{p}.q{q}.pcap" for p in range(4) for q in range(2)]
+    assert (tmp_path / "drops.pcapng").is_file()
+    queue_of = {int(lcore): entry["tx_queue"] for lcore, entry in stats["lcores"]["per_lcore"].items()}
+    placed: dict[tuple[int, int], list[int]] = {}
+    for line in (tmp_path / "trace.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        if record["tx_port"] is not None:
+            placed.setdefault((record["tx_port"], queue_of[record["lcore"]]), []).append(record["tx_index"])
+    for (port, queue), places in placed.items():
+        assert sorted(places) == list(range(len(read_pcap_frames(tmp_path / f"port{port}.q{queue}.pcap"))))
