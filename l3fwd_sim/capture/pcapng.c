@@ -22,20 +22,6 @@
 #define MAX_CAPLEN 262144                /* records.MAX_CAPLEN */
 #define NS 1000000000
 
-static inline uint32_t word(const uint8_t *b, int big_endian)
-{
-    uint32_t v;
-    memcpy(&v, b, 4);
-    return big_endian ? __builtin_bswap32(v) : v;
-}
-
-static inline uint32_t half(const uint8_t *b, int big_endian)
-{
-    uint16_t v;
-    memcpy(&v, b, 2);
-    return big_endian ? __builtin_bswap16(v) : v;
-}
-
 /* Interface.ns: `ticks` of interface i as nanoseconds since the epoch, rounded down;
  * 0 when that is before 1970 or has more seconds than a row's 32 bits hold. A tick of
  * a whole number of nanoseconds (Wireshark's µs, dpdk-dumpcap's ns) is one product;
@@ -67,20 +53,20 @@ static inline int packet_of(const struct pcapng_walk *w, const uint8_t *b, uint3
         if (length < 16 || f->section_size < 1)
             return 0;
         *iface = f->section[0];
-        *wire = word(b + 8, big);
+        *wire = field32(b + 8, big);
         *cap = *wire < f->snap[*iface] ? *wire : f->snap[*iface];
         *frame = 12;
         return 16 + *cap <= length && stamp(f, *iface, 0, ns);
     }
     if (length < 32)
         return 0;
-    uint32_t ifid = type == EPB ? word(b + 8, big) : half(b + 8, big);
+    uint32_t ifid = type == EPB ? field32(b + 8, big) : field16(b + 8, big);
     if (ifid >= f->section_size)
         return 0;
     *iface = f->section[ifid];
-    uint64_t ticks = (uint64_t)word(b + 12, big) << 32 | word(b + 16, big);
-    *cap = word(b + 20, big);
-    *wire = word(b + 24, big);
+    uint64_t ticks = (uint64_t)field32(b + 12, big) << 32 | field32(b + 16, big);
+    *cap = field32(b + 20, big);
+    *wire = field32(b + 24, big);
     *frame = 28;
     return *cap <= MAX_CAPLEN && 32 + *cap <= length && stamp(f, *iface, ticks, ns);
 }
@@ -96,7 +82,7 @@ void walk_blocks(struct pcapng_walk *w)
             stop = WALK_MORE;
             break;
         }
-        uint32_t type = word(buf + pos, big), length = word(buf + pos + 4, big);
+        uint32_t type = field32(buf + pos, big), length = field32(buf + pos + 4, big);
         if (type == SHB || type == IDB || length < 12 || length % 4 || length > MAX_BLOCK) {
             stop = WALK_PYTHON;
             break;
@@ -110,7 +96,7 @@ void walk_blocks(struct pcapng_walk *w)
             stop = WALK_MORE;
             break;
         }
-        if (word(buf + pos + length - 4, big) != length) {
+        if (field32(buf + pos + length - 4, big) != length) {
             stop = WALK_PYTHON;
             break;
         }

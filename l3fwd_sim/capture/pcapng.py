@@ -47,11 +47,11 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import compiled
+from . import kernels
 from .linktypes import FRONT_ROOM, Conversion, conversion
 from .pcap import PcapReader
 from .records import (CAPLEN, HEAD_BYTES, MAX_CAPLEN, PCAP_SECONDS, READ_BLOCK, RECORD_ROW, WIRELEN, libpcap_snaplen,
                       record_headers, utc_text)
-from . import kernels
 
 PCAPNG_MAGIC = 0x0A0D0D0A      # a Section Header Block's type: the file's first four bytes
 SHB, IDB, PB, SPB, EPB = PCAPNG_MAGIC, 1, 2, 3, 6
@@ -332,7 +332,7 @@ class PcapngReader(PcapReader):
         walk takes, with the blocks after it up to the next packet."""
         offsets, owner = np.empty((2, limit), np.int64)
         rows = np.empty((limit, RECORD_ROW), np.uint8)
-        count = part = 0                             # packets taken; where the current part of rows starts
+        count = 0                                    # packets taken
         while True:
             self._fill(min(READ_BLOCK, 16 + MAX_CAPLEN))
             columns = self._interface_columns()

@@ -10,9 +10,7 @@
 
 static int64_t caplen_at(const uint8_t *header, int big_endian)
 {
-    const uint8_t *b = header + 8;
-    return big_endian ? (int64_t)b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3]
-                      : (int64_t)b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0];
+    return field32(header + 8, big_endian);
 }
 
 /* The record at `pos`: 1 when it lies whole before `end` (its captured length in *cap),
@@ -172,34 +170,29 @@ void scatter_records(const struct packets *p, const int64_t *dest, int64_t ports
     }
 }
 
-static inline uint32_t le32(const uint8_t *b)
-{
-    return (uint32_t)b[3] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[1] << 8 | b[0];
-}
-
 /* The record at q->pos: its length (0 when none is left, -1 when it runs past the end
  * of its file or, in a pcapng, is not an Enhanced Packet Block) and its time stamp as
  * one number — (seconds, fraction) or (high, low) 32-bit words, little-endian as this
  * package writes them — that orders the records of one resolution. */
 static inline int64_t head_record(const struct queue_file *q, int pcapng, uint64_t *ts)
 {
-    int64_t left = q->size - q->pos, length;
+    int64_t left = q->size - q->pos, length;     /* this package writes little-endian */
     const uint8_t *r = q->data + q->pos;
     if (left == 0)
         return 0;
     if (pcapng) {
-        if (left < 28 || le32(r) != 6 || (length = le32(r + 4)) < 28 || length > left)
+        if (left < 28 || field32(r, 0) != 6 || (length = field32(r + 4, 0)) < 28 || length > left)
             return -1;
-        *ts = (uint64_t)le32(r + 12) << 32 | le32(r + 16);
+        *ts = (uint64_t)field32(r + 12, 0) << 32 | field32(r + 16, 0);
     } else {
-        if (left < 16 || (length = 16 + (int64_t)le32(r + 8)) > left)
+        if (left < 16 || (length = 16 + (int64_t)field32(r + 8, 0)) > left)
             return -1;
-        *ts = (uint64_t)le32(r) << 32 | le32(r + 4);
+        *ts = (uint64_t)field32(r, 0) << 32 | field32(r + 4, 0);
     }
     return length;
 }
 
-/* writers.merge_tx_queues: the k TX-queue files of one port as one capture — each
+/* merge.merge_tx_queues: the k TX-queue files of one port as one capture — each
  * step takes the queue head with the earliest time stamp, ties to the lower queue, so
  * each queue's records keep their order (a TX queue is a FIFO). From each q[f].pos
  * (moved on as records are taken), records are copied to `out` until the next does not

@@ -11,6 +11,21 @@
 #define ROW_BYTES 80             /* records.RECORD_ROW: a record header and HEAD_BYTES of frame */
 #define ROW_SLACK ROW_BYTES      /* bytes an output must have beyond its last record (lay_out_record) */
 
+/* A capture's 32-bit (16-bit) field at `b`, in the byte order of its file or section. */
+static inline uint32_t field32(const uint8_t *b, int big_endian)
+{
+    uint32_t v;
+    memcpy(&v, b, 4);
+    return big_endian ? __builtin_bswap32(v) : v;
+}
+
+static inline uint32_t field16(const uint8_t *b, int big_endian)
+{
+    uint16_t v;
+    memcpy(&v, b, 2);
+    return big_endian ? __builtin_bswap16(v) : v;
+}
+
 /* The bytes a record of a `caplen`-byte frame takes in the output. */
 static inline int64_t record_size(const struct record_format *f, int64_t caplen)
 {

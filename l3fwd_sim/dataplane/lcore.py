@@ -215,7 +215,8 @@ def _forward_compiled(k, path: tuple, burst: Received, outputs: PortOutputs, sta
             [records.compiled_source() for _, _, records in burst.sources],
             (burst.rx_burst, burst.queues, burst.first_round), *path,
             (stats.code("oversize"), rx.MBUF_DATA_ROOM), counts, (*runs[0], runs[1]),
-            (data, capacity, out_bytes, out_packets, outputs.record_format), (scratch["rows"], *scratch["columns"], scratch["reason"]),
+            (data, capacity, out_bytes, out_packets, outputs.record_format),
+            (scratch["rows"], *scratch["columns"], scratch["reason"]),
             tracing, None if stats.hits is None else (*stats.hits.compiled_args(), *scratch["notes"][1:]))
         stats.add_counts(*counts)
     if traced is not None:
