@@ -9,9 +9,12 @@ it is the time the traffic costs; the C program starts in about a millisecond. T
 matrix: 64-byte IPV4-CONT-BURST and IPV4-4STREAMSX8 (4 × ``--count`` packets),
 ``generate random`` and IMIX (``--count`` packets), each with lpm, em, fib and lpm
 ``--jobs 2``. On ``generate random`` also the features users turn on (``FEATURES``): 4
-lcores × 2 RSS queues per port, the same with ``--jobs 2``, ``--trace all`` and
-``--pipeline simple``, each also as a ratio to the one-lcore lpm run of the same round
-(its throughput over theirs: 0.5 means twice the time).
+lcores × 2 RSS queues per port, the same with ``--jobs 2``, ``--trace all``,
+``--pipeline simple``, the same traffic as pcapng inputs (what Wireshark writes) and
+``--annotate`` on them. Every variant but the one-lcore lpm run is also given as a ratio
+to the run it is measured against in the same round (``Feature.versus``: the one-lcore
+run, or for ``--annotate`` the plain pcapng run): its throughput over theirs, 0.5 meaning
+twice the time; ``lpm --jobs 2`` so shows what ``--jobs 2`` brings one lcore.
 
 Each workload is run in rounds, C and the simulator's variants interleaved (each round
 starting one later in their list), each into an empty output directory after a
@@ -28,9 +31,11 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -43,13 +48,28 @@ COMPILERS = ("cc", "gcc", "clang")
 WORKLOADS = (("64 B CONT-BURST", "IPV4-CONT-BURST", "64", 4), ("64 B 4STREAMSX8", "IPV4-4STREAMSX8", "64", 4),
              ("generate random", "random", "64", 1), ("IMIX", "IPV4-CONT-BURST", "imix", 1))
 PORTS = 4
-# the simulator's runs of every workload, and (generate random only) of the features: name -> its options
-VARIANTS = {f"{lookup} --jobs {jobs}": ["--lookup", lookup, "--jobs", str(jobs)]
-            for lookup, jobs in (("lpm", 1), ("em", 1), ("fib", 1), ("lpm", 2))}
 ONE_LCORE = "lpm --jobs 1"
 LCORES = "(0,0,0),(0,1,1),(1,0,2),(1,1,3),(2,0,0),(2,1,1),(3,0,2),(3,1,3)"      # 4 lcores x 2 RSS queues per port
-FEATURES = {"4 lcores x 2 RSS queues": ["--config", LCORES], "4 lcores, --jobs 2": ["--config", LCORES, "--jobs", "2"],
-            "--trace all": ["--trace", "all"], "--pipeline simple": ["--pipeline", "simple"]}
+PCAPNG = "pcapng inputs"
+
+
+@dataclass(frozen=True)
+class Feature:
+    """A run of the simulator: its ``options``, its inputs written by ``generate`` as
+    ``inputs`` (pcap or pcapng), its throughput given as a share of the variant
+    ``versus`` of the same round."""
+    options: tuple[str, ...]
+    inputs: str = "pcap"
+    versus: str = ONE_LCORE
+
+
+# the simulator's runs of every workload, and (generate random only) of the features
+VARIANTS = {f"{lookup} --jobs {jobs}": Feature(("--lookup", lookup, "--jobs", str(jobs)))
+            for lookup, jobs in (("lpm", 1), ("em", 1), ("fib", 1), ("lpm", 2))}
+FEATURES = {"4 lcores x 2 RSS queues": Feature(("--config", LCORES)),
+            "4 lcores, --jobs 2": Feature(("--config", LCORES, "--jobs", "2")),
+            "--trace all": Feature(("--trace", "all")), "--pipeline simple": Feature(("--pipeline", "simple")),
+            PCAPNG: Feature((), inputs="pcapng"), "--annotate": Feature(("--annotate",), inputs="pcapng", versus=PCAPNG)}
 FEATURE_WORKLOAD = "generate random"
 
 
@@ -93,7 +113,7 @@ def _run_c(binary: Path, traffic: Path, outdir: Path) -> tuple[float, tuple[int,
     return seconds, (received, sent)
 
 
-def _run_sim(traffic: Path, outdir: Path, options: list[str]) -> tuple[float, tuple[int, int]]:
+def _run_sim(traffic: Path, outdir: Path, options: tuple[str, ...]) -> tuple[float, tuple[int, int]]:
     """``l3fwd-sim run`` as a user starts it (``python -m l3fwd_sim``, this Python)."""
     _fresh(outdir)
     seconds, _ = _wall([sys.executable, "-m", "l3fwd_sim", "run", str(traffic), "-o", str(outdir), "--quiet",
@@ -103,13 +123,24 @@ def _run_sim(traffic: Path, outdir: Path, options: list[str]) -> tuple[float, tu
 
 
 def _headers_only(traffic: Path, directory: Path) -> Path:
-    """The captures of ``traffic`` cut to their 24-byte file headers: the same command
-    on them times the simulator's start-up."""
+    """The captures of ``traffic`` cut before their first packet record (pcap: the 24-byte
+    file header; pcapng: the section header and interface blocks): the same command on
+    them times the simulator's start-up."""
     directory.mkdir(parents=True, exist_ok=True)
-    for p in range(PORTS):
-        with open(traffic / f"port{p}.pcap", "rb") as whole:
-            (directory / f"port{p}.pcap").write_bytes(whole.read(24))
+    for capture in sorted(traffic.glob("port*.pcap*")):
+        data = capture.read_bytes()
+        (directory / capture.name).write_bytes(data[:24 if capture.suffix == ".pcap" else _first_record(data)])
     return directory
+
+
+def _first_record(pcapng: bytes) -> int:
+    """Where the first block after the section header and interface description blocks
+    starts (the order ``generate`` writes them in)."""
+    order = "<" if pcapng[8:12] == b"\x4d\x3c\x2b\x1a" else ">"
+    at = 0
+    while at < len(pcapng) and struct.unpack_from(order + "I", pcapng, at)[0] in (0x0A0D0D0A, 1):
+        at += struct.unpack_from(order + "I", pcapng, at + 4)[0]
+    return at
 
 
 def measure(base: Path, count: int, rounds: int = 5, progress=None,
@@ -126,51 +157,58 @@ def measure(base: Path, count: int, rounds: int = 5, progress=None,
         packets = count * times
         where = base / f"{pattern.lower()}-{size}"
         traffic = where / "in"
-        generate(GenerateOptions(outdir=traffic, pattern=pattern, ports=PORTS, count=packets // PORTS, size=size,
-                                 seed=1))
-        empty = _headers_only(traffic, where / "empty")
         variants = {**VARIANTS, **({name: FEATURES[name] for name in features} if label == FEATURE_WORKLOAD else {})}
+        inputs = {}                 # format -> (traffic, its header-only twin)
+        for fmt in dict.fromkeys(feature.inputs for feature in variants.values()):
+            traffic = where / ("in" if fmt == "pcap" else f"in-{fmt}")
+            generate(GenerateOptions(outdir=traffic, pattern=pattern, ports=PORTS, count=packets // PORTS, size=size,
+                                     seed=1, output_format=fmt))
+            inputs[fmt] = traffic, _headers_only(traffic, where / ("empty" if fmt == "pcap" else f"empty-{fmt}"))
+        traffic = inputs["pcap"][0]
         seconds = {"c": [], **{name: [] for name in variants}, **{f"{name} start-up": [] for name in variants}}
         counts, load = {}, []
-        runs = [("c", traffic)] + [(name, data) for name in variants for data in (traffic, empty)]
+        runs = [("c", False)] + [(name, start_up) for name in variants for start_up in (False, True)]
         for round_ in range(rounds):
             load.append(os.getloadavg()[0])
             # each round starts one later in the list: no variant always runs right after another
-            for name, data in runs[round_ % len(runs):] + runs[:round_ % len(runs)]:
-                out = where / f"out-{slug(name)}{'' if data is traffic else '-start-up'}"
+            for name, start_up in runs[round_ % len(runs):] + runs[:round_ % len(runs)]:
+                out = where / f"out-{slug(name)}{'-start-up' if start_up else ''}"
                 if name == "c":
                     took, counts[name] = _run_c(binary, traffic, out)
                     seconds[name].append(took)
-                elif data is traffic:
-                    took, counts[name] = _run_sim(data, out, variants[name])
+                elif not start_up:
+                    took, counts[name] = _run_sim(inputs[variants[name].inputs][0], out, variants[name].options)
                     seconds[name].append(took)
                 else:
-                    seconds[f"{name} start-up"].append(_run_sim(data, out, variants[name])[0])
+                    seconds[f"{name} start-up"].append(
+                        _run_sim(inputs[variants[name].inputs][1], out, variants[name].options)[0])
             if counts[ONE_LCORE] != counts["c"]:
                 raise RuntimeError(f"C and l3fwd-sim disagree on {label}: {counts['c']} against {counts[ONE_LCORE]}")
         entry = _entry(label, packets, sum((traffic / f"port{p}.pcap").stat().st_size for p in range(PORTS)),
-                       seconds, list(variants), load)
+                       seconds, variants, load)
         result["workloads"].append(entry)
         if progress:
             progress("\n".join(format_workload(entry)))
     return result
 
 
-def _entry(label: str, packets: int, input_bytes: int, seconds: dict, names: list[str], load: list[float]) -> dict:
+def _entry(label: str, packets: int, input_bytes: int, seconds: dict, variants: dict[str, Feature],
+           load: list[float]) -> dict:
     """Medians and ranges of one workload's rounds; each run's ratios to C and to the
-    one-lcore run of the same round."""
+    run it is measured against (``Feature.versus``) of the same round."""
     c = np.array(seconds["c"])
     entry = {"workload": label, "packets": packets, "input_bytes": input_bytes, "load_before_rounds": load,
              "c_mpps": _summary(packets / c / 1e6), "variants": []}
     net = {name: np.maximum(np.array(seconds[name]) - np.median(seconds[f"{name} start-up"]), 1e-6)
-           for name in names}
-    for name in names:
+           for name in variants}
+    for name, feature in variants.items():
         entry["variants"].append({"variant": name, "startup_seconds": float(np.median(seconds[f"{name} start-up"])),
                                   "net_seconds": _summary(net[name]),
                                   "mpps": _summary(packets / net[name] / 1e6),
                                   "ns_per_byte": _summary(net[name] / input_bytes * 1e9),
                                   "ratio_to_c": _summary(c / net[name]),
-                                  "ratio_to_one_lcore": _summary(net[ONE_LCORE] / net[name])})
+                                  "inputs": feature.inputs, "versus": feature.versus,
+                                  "ratio_to_versus": _summary(net[feature.versus] / net[name])})
     return entry
 
 
@@ -187,9 +225,9 @@ def format_workload(entry: dict) -> list[str]:
         line = (f"{'  run ' + variant['variant']:<40} {m['median']:7.2f} Mpps   {r['median']:.2f}x C "
                 f"({r['min']:.2f}-{r['max']:.2f}), {variant['ns_per_byte']['median']:.2f} ns/byte, "
                 f"start-up {variant['startup_seconds']:.2f} s")
-        if variant["variant"] in FEATURES:
-            one = variant["ratio_to_one_lcore"]
-            line += (f"; {one['median']:.2f}x one lcore's throughput ({one['min']:.2f}-{one['max']:.2f}), "
-                     f"{1 / one['median']:.2f}x its time")
+        if variant["variant"] != ONE_LCORE:
+            share, versus = variant["ratio_to_versus"], variant["versus"]
+            line += (f"; {share['median']:.2f}x the throughput of {'one lcore' if versus == ONE_LCORE else versus} "
+                     f"({share['min']:.2f}-{share['max']:.2f}), {1 / share['median']:.2f}x its time")
         lines.append(line)
     return lines

@@ -35,7 +35,7 @@ from ..capture.offline import open_offline
 from ..capture.pcapng_writer import EPB, interface_block, packet_block, section_header
 from ..capture.records import HEAD_BYTES
 from ..errors import SimError
-from .jsonlines import Lines
+from .jsonlines import LineBuffer, Lines
 from .trace import Describe, Records, TraceRecord, TraceRecords
 
 DROPS_FILE = "drops.pcapng"
@@ -99,24 +99,31 @@ class Annotations:
 
 
 class _Comments:
-    """Comments as one text (a uint8 array, a line per comment) and, per comment, the
-    record columns ``keys`` it is found by; added a block of records at a time."""
+    """Comments as one text (a line per comment) and, per comment, the record columns
+    ``keys`` it is found by and where its line ends; added a block of records at a time.
+    Each block is rendered into one reused buffer and appended to the text: the text's
+    pages are touched once (fresh pages cost more than the copy on the project's VM)."""
 
     def __init__(self, keys: tuple[str, ...]):
         self.keys = keys
+        self.text = bytearray()
+        self._rendering = LineBuffer()
         self.blocks: list[tuple[dict[str, np.ndarray], np.ndarray]] = []
 
     def add(self, records: Records, rows: np.ndarray, lines: Lines) -> None:
-        self.blocks.append(({key: records[key][rows].astype(np.int64) for key in self.keys},
-                            np.frombuffer(bytes(lines.render()), np.uint8)))
+        rendered = lines.render(self._rendering)
+        # a comment never holds a newline (printable()); the block's scan stays in cache
+        ends = np.flatnonzero(np.frombuffer(rendered, np.uint8) == ord("\n")) + len(self.text)
+        self.text += rendered
+        self.blocks.append(({key: records[key][rows].astype(np.int64) for key in self.keys}, ends))
 
     def joined(self) -> "_Joined":
-        text = np.concatenate([t for _, t in self.blocks]) if self.blocks else np.zeros(0, np.uint8)
-        ends = np.flatnonzero(text == ord("\n"))            # a comment never holds a newline: printable()
-        columns = {key: np.concatenate([c[key] for c, _ in self.blocks]) if self.blocks else np.zeros(0, np.int64)
-                   for key in self.keys}
-        return _Joined(text, np.concatenate([[0], ends[:-1] + 1]).astype(np.int64) if len(ends) else ends, ends,
-                       columns)
+        if not self.blocks:
+            empty = np.zeros(0, np.int64)
+            return _Joined(np.zeros(0, np.uint8), empty, empty, {key: empty for key in self.keys})
+        ends = np.concatenate([block_ends for _, block_ends in self.blocks])
+        return _Joined(np.frombuffer(self.text, np.uint8), np.concatenate([[0], ends[:-1] + 1]), ends,
+                       {key: np.concatenate([columns[key] for columns, _ in self.blocks]) for key in self.keys})
 
 
 @dataclass
