@@ -33,7 +33,8 @@ demo: bytecode
 	$(BIN)/l3fwd-sim compare demo-out/em-simple demo-out/em-multi --by-layers --max-diffs 2; test $$? -eq 1
 
 test: bytecode
-	$(BIN)/python -m pytest -q
+	@# over every core (pytest-xdist), a test file per worker: module fixtures are built once
+	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 # the fuzz suite (tests/fuzz) for FUZZ_SECONDS in all, shared among its targets, from fresh
 # random seeds; make test runs the same targets on a fixed set of cases (tests/support/fuzzing.py)

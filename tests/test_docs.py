@@ -1,8 +1,8 @@
 """Every ``l3fwd-sim`` command in the README's and docs/' ```sh blocks runs, so the docs
 cannot rot: each page's commands run top to bottom in a fresh directory holding the
-shipped pcaps, rule files and a stream file under the names the docs use, with
-``../shared`` pointing at the shared data. A command must exit 0 (``compare`` may exit
-1: "they differ") and never print a traceback."""
+shipped pcaps, rule files and a stream file under the names the docs use, and
+``tests/data`` (the recorded golden runs and captures, as the repository ships them). A
+command must exit 0 (``compare`` may exit 1: "they differ") and never print a traceback."""
 from __future__ import annotations
 
 import os
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from forwarding import REPO, SHARED, needs_golden
+from forwarding import REPO
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 BIN = Path(sys.executable).parent
@@ -63,14 +63,15 @@ def sandbox(root: Path) -> Path:
     work = root / "main"
     shutil.copytree(REPO / "pcaps", work / "pcaps")
     shutil.copytree(REPO / "routes", work / "routes")
-    (root / "shared").symlink_to(SHARED)
+    (work / "tests").mkdir()
+    (work / "tests" / "data").symlink_to(REPO / "tests" / "data")
     shutil.copy(work / "pcaps" / "port0.pcap", work / "a.pcap")
     shutil.copy(work / "pcaps" / "port1.pcap", work / "b.pcap")
     for name, source in (("v4.cfg", "lpm_default_v4.cfg"), ("v6.cfg", "lpm_default_v6.cfg"),
                          ("em4.cfg", "em_default_v4.cfg"), ("em6.cfg", "em_default_v6.cfg")):
         shutil.copy(work / "routes" / source, work / name)
     for family in (4, 6):
-        shutil.copy(SHARED / "golden" / "acl" / f"acl_v{family}.cfg", work / f"acl{family}.cfg")
+        shutil.copy(REPO / "tests" / "data" / "golden" / "acl" / f"acl_v{family}.cfg", work / f"acl{family}.cfg")
     (work / "flows.toml").write_text(FLOWS_TOML)
     for out, options in (("before", ()), ("after", ("--pipeline", "simple")),
                          ("demo-out/multi", ()), ("demo-out/simple", ("--pipeline", "simple"))):
@@ -78,7 +79,6 @@ def sandbox(root: Path) -> Path:
     return work
 
 
-@needs_golden
 @pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(REPO).as_posix() for p in PAGES])
 def test_every_documented_command_runs(tmp_path, page):
     commands = sh_commands(page.read_text())

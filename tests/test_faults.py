@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from l3fwd_sim import hold
 from l3fwd_sim.traffic.generate import GenerateOptions, generate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,34 +45,44 @@ def one_line(stderr: str) -> str:
 
 @pytest.fixture(scope="module")
 def traffic(tmp_path_factory) -> Path:
-    """4 × 60,000 64-byte packets: long enough a run to be interrupted half-way."""
+    """4 × 60,000 64-byte packets: several super-bursts, so that a run held after its first
+    (``interrupt``) is half-way."""
     out = tmp_path_factory.mktemp("traffic")
     generate(GenerateOptions(outdir=out, pattern="IPV4-CONT-BURST", ports=4, count=60000, seed=1))
     return out
 
 
-def _staged(outdir: Path, marker: str | None = None) -> bool:
-    """The command has begun writing its outputs (hidden staging or temporary files; with
-    ``marker``, a path containing it)."""
-    return outdir.exists() and any(p.name.startswith(".") if marker is None else marker in str(p)
-                                   for p in outdir.rglob("*"))
+def _staged(outdir: Path) -> bool:
+    """The command has begun writing its outputs (hidden staging or temporary files)."""
+    return outdir.exists() and any(p.name.startswith(".") for p in outdir.rglob("*"))
 
 
-def interrupt(args: list, outdir: Path, signum: int, stdin=None, marker: str | None = None):
-    """Start the command, send ``signum`` once it has begun writing into ``outdir`` (a
-    path containing ``marker`` exists there); the processes it had started are noted."""
-    child = subprocess.Popen([*CLI, *map(str, args)], stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
+def _wait_for(state, what: str, child: subprocess.Popen | None = None) -> None:
+    """Poll until ``state()`` holds; ``child`` ending first fails the test with its
+    output (60 s is a bound on a hang, not on the machine's speed)."""
     deadline = time.monotonic() + 60
-    while not _staged(outdir, marker) and child.poll() is None and time.monotonic() < deadline:
+    while not state():
+        assert child is None or child.poll() is None, f"ended before {what}: {child.communicate()}"
+        assert time.monotonic() < deadline, f"no {what} after 60 s"
         time.sleep(0.002)
-    assert child.poll() is None, f"ended before the signal: {child.communicate()}"
+
+
+def interrupt(args: list, outdir: Path, signum: int, tmp_path: Path, stdin=None, env=None, staged=None):
+    """Start the command held at its known point (``l3fwd_sim.hold``: records written into
+    its staged outputs — in ``outdir``, or ``staged`` —, its --jobs/--cluster workers
+    started), then send ``signum``; the processes it had started are noted, and waited
+    for until they are gone."""
+    held = tmp_path / "held"
+    child = subprocess.Popen([*CLI, *map(str, args)], stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env={**os.environ, **(env or {}), hold.ENV: str(held)})
+    _wait_for(held.exists, "the hold point", child)
+    assert _staged(staged or outdir), "held before writing its outputs"
     descendants = _descendants(child.pid)
     child.send_signal(signum)
     out, err = child.communicate(timeout=60)
     result = subprocess.CompletedProcess(child.args, child.returncode, out, err)
     result.descendants = descendants
-    time.sleep(0.5)                               # processes it stopped are reaped by now
+    _wait_for(lambda: not [pid for pid in descendants if _alive(pid)], "the end of the processes it started")
     return result
 
 
@@ -115,33 +126,35 @@ def earlier_outputs(outdir: Path) -> dict:
 def test_a_signal_leaves_the_outputs_as_they_were(tmp_path, traffic, command, signum):
     out = tmp_path / "out"
     before = earlier_outputs(out)
-    result = interrupt([a.format(traffic=traffic, out=out) for a in command], out, signum,
-                       marker="/.chunks/" if "--cluster" in command else None)   # its workers are running
+    result = interrupt([a.format(traffic=traffic, out=out) for a in command], out, signum, tmp_path)
     assert result.returncode == 128 + signum
     assert one_line(result.stderr) == \
         f"l3fwd-sim: stopped by {signal.Signals(signum).name}; no partial output was left"
     assert snapshot(out) == before
-    assert not [pid for pid in result.descendants if _alive(pid)]    # --jobs workers, a LocalCluster's processes
-    if "--cluster" in command:
+    if "--jobs" in command or "--cluster" in command:     # held while they ran; all gone since (interrupt)
         assert result.descendants
 
 
 def test_a_signal_during_generate_leaves_the_earlier_set(tmp_path):
     out = tmp_path / "out"
     before = earlier_outputs(out)
-    result = interrupt(["generate", "IPV4-CONT-BURST", "--count", "2000000", "-o", out], out, signal.SIGTERM)
+    result = interrupt(["generate", "IPV4-CONT-BURST", "--count", "200000", "-o", out], out, signal.SIGTERM, tmp_path)
     assert result.returncode == 128 + signal.SIGTERM
     assert "stopped by SIGTERM" in one_line(result.stderr)
     assert snapshot(out) == before
 
 
 def test_a_signal_during_bench_leaves_no_temporary_file(tmp_path):
-    out = tmp_path / "bench"
+    """Held in its first generate (into a temporary directory: the traffic of a probe),
+    stopped: neither the temporary directory nor anything hidden in the output stays."""
+    out, temp = tmp_path / "bench", tmp_path / "temp"
+    temp.mkdir()
     result = interrupt(["bench", "--count", "100000", "-o", out, "--no-reference", "--no-trace", "--acl-rules", "0",
-                        "--acl-build", "0", "--no-testpmd"], out, signal.SIGHUP)
+                        "--acl-build", "0", "--no-testpmd"], out, signal.SIGHUP, tmp_path, env={"TMPDIR": str(temp)},
+                       staged=temp)
     assert result.returncode == 128 + signal.SIGHUP
     assert "stopped by SIGHUP" in one_line(result.stderr)
-    assert not [p for p in out.rglob(".*")]
+    assert not list(temp.iterdir()) and not [p for p in out.rglob(".*")]
 
 
 @pytest.mark.parametrize("attempt", range(4))

@@ -44,6 +44,10 @@ def open_binary(location: Location):
         return open(location, "rb")
     fs, path = _filesystem(str(location))
     try:
+        if "memory" in ((fs.protocol,) if isinstance(fs.protocol, str) else fs.protocol):
+            # fsspec's memory filesystem hands every opener the one stored file object (only
+            # seeked back to 0): two --cluster threads reading an input would share its position
+            return io.BufferedReader(io.BytesIO(fs.cat_file(path)), 1 << 20)
         return io.BufferedReader(fs.open(path, "rb"), 1 << 20)
     except FileNotFoundError:
         raise FileNotFoundError(2, "No such file or directory") from None

@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from .. import hold
 from ..capture.location import Location, is_url, join, open_binary, put, remove
 from ..capture.offline import open_offline
 from ..capture.writers import PortOutputs
@@ -281,6 +282,7 @@ def run_cluster(lcore: Lcore, client, outdir: Path, scratch: Location, stats: Ru
             results[chunk] = (chunk_stats, log, spool)
             if notify:
                 notify(done, chunks)
+            hold.point()
         spools = []
         for chunk in range(chunks):
             chunk_stats, log, spool = results[chunk]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from .. import compiled
+from .. import compiled, hold
 from ..capture import location
 from ..capture.offline import OpenCaptures, open_offline
 from ..capture.pcap import PcapReader
@@ -150,6 +150,7 @@ def main_loop(lcore: Lcore, received, outputs: PortOutputs, stats: RunStats, tx,
         if lcore.progress:
             done_bytes += burst.record_bytes
             lcore.progress(min(done_bytes, total_bytes), total_bytes)
+        hold.point()
 
 
 def _forward_staged(lcore: Lcore, burst: Received, outputs: PortOutputs, stats: RunStats, tx, turn,

@@ -28,6 +28,7 @@ from typing import Callable
 
 import numpy as np
 
+from .. import hold
 from ..capture.location import join
 from ..capture.outdir import OutputDir
 from ..capture.pcap import PcapWriter
@@ -183,6 +184,7 @@ def _write_port(writer: PcapWriter | PcapngWriter, port: int, pt: PortTraffic, t
         done += n
         if progress:
             progress(done)
+        hold.point()
     return total_bytes
 
 

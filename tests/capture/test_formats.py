@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import gzip
 import json
+import os
 import random
 import signal
 import struct
@@ -33,7 +34,7 @@ from handmade import EDITS, UNITS, Ng, classic, damage, pcapng_files, to_ns, val
 
 from forwarding import REPO
 
-from l3fwd_sim import RunOptions, run
+from l3fwd_sim import RunOptions, hold, run
 from l3fwd_sim.errors import SimError
 from l3fwd_sim.capture.offline import open_offline
 from l3fwd_sim.capture.records import HEAD_BYTES, MAX_CAPLEN
@@ -527,16 +528,17 @@ def test_ctrl_c_exits_130_and_leaves_no_output(tmp_path):
     from bench_run import make_inputs
     indir, out = tmp_path / "in", tmp_path / "out"
     indir.mkdir()
-    make_inputs(indir, 3_000_000, ports=2)      # ~1 s of forwarding on the simple path's compiled twin
+    make_inputs(indir, 300_000, ports=2)       # several super-bursts: held after the first, it is half-way
+    held = tmp_path / "held"
     proc = subprocess.Popen([str(CONSOLE), "run", str(indir), "-o", str(out), "--pipeline", "simple"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:
-        if any(name.startswith(".") for name in _out_files(out)):     # the outputs' staging directory
-            break
-        time.sleep(0.005)
-    time.sleep(0.1)                        # well inside the run: outputs are being written
-    assert proc.poll() is None, "the run ended before it could be interrupted"
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, hold.ENV: str(held)})
+    deadline = time.monotonic() + 60            # a bound on a hang, not on the machine's speed
+    while not held.exists():                    # l3fwd_sim.hold: records written into the staged outputs
+        assert proc.poll() is None, f"the run ended before its hold point: {proc.communicate()}"
+        assert time.monotonic() < deadline
+        time.sleep(0.002)
+    assert any(name.startswith(".") for name in _out_files(out))      # the outputs' staging directory
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr

@@ -442,7 +442,6 @@ def test_without_scapy_bytes_are_named_by_offset(tmp_path, base, monkeypatch):
 # ---------------------------------------------------------------------------------------
 # against real DPDK output
 # ---------------------------------------------------------------------------------------
-@pytest.mark.skipif(not (GOLDEN / "runs.json").is_file(), reason=f"golden data not found at {GOLDEN}")
 def test_run_output_equals_golden_dpdk_output(tmp_path):
     scenario = GOLDEN / "mix_default"
     runs = json.loads((GOLDEN / "runs.json").read_text())["mix_default"]

@@ -32,10 +32,10 @@ from pathlib import Path
 from hypothesis import assume
 from hypothesis import strategies as st
 from fuzzing import fuzz, hostile_text, mutated, mutated_bytes, run_case, snapshot
+from forwarding import CORPUS
 from frames import mixed_frames, write_pcap
 from handmade import Ng, classic as handmade_pcap
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "tcpdump"
 # small files of tcpdump's corpus: Cisco HDLC, raw IPv6, PPP in HDLC framing (fuzzed), PPP,
 # pcapng, ns pcap, big-endian pcap, QinQ, SLARP
 CORPUS_SEEDS = ("HDLC.pcap", "LINKTYPE_RAW_ipv6.pcap", "heapoverflow-ppp_hdlc_if_print.pcap", "ppp-invalid-lengths.pcap",
@@ -124,7 +124,7 @@ def capture_seeds() -> tuple[list[bytes], bytes]:
     seeds += [ng, Ng(">").shb() + Ng(">").idb(1) + b"".join(Ng(">").epb(0, i, f) for i, f in enumerate(frames[:5]))]
     seeds += [gzip.compress(seeds[0], mtime=0), gzip.compress(ng, mtime=0),
               gzip.compress(seeds[1][:200], mtime=0) + gzip.compress(seeds[1][200:], mtime=0) + bytes(9)]
-    seeds += [(CORPUS / name).read_bytes() for name in CORPUS_SEEDS if (CORPUS / name).is_file()]
+    seeds += [(CORPUS / name).read_bytes() for name in CORPUS_SEEDS]
     return seeds, classic(frames)
 
 

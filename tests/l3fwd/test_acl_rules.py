@@ -1,5 +1,5 @@
 """l3fwd_sim.l3fwd.rules.parse_acl_rules: dpdk-l3fwd's ACL rule files (``--lookup acl``),
-against /work/shared/reference/dpdk/acl.md and ``examples/l3fwd/l3fwd_acl.c``.
+against ../shared/reference/dpdk/acl.md and ``examples/l3fwd/l3fwd_acl.c``.
 
 The oracles are independent of the code under test: Python's ``ipaddress`` for
 addresses, a few lines of this file for C ``strtoul`` numbers, and, in the property
@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from spellings import c_number
 
-from forwarding import GOLDEN, needs_golden
+from forwarding import GOLDEN
 
 from l3fwd_sim.errors import SimError
 from l3fwd_sim.l3fwd.rules import AclRules, parse_acl_rules
@@ -84,7 +84,6 @@ def oracle_read(path: Path, family: int) -> tuple[list[tuple], list[int]]:
     return out, lines
 
 
-@needs_golden
 @pytest.mark.parametrize("name,family", [("acl_v4.cfg", 4), ("acl_v6.cfg", 6)])
 def test_golden_files_parse_like_an_independent_reading(name, family):
     path = ACL / name
@@ -107,7 +106,6 @@ def test_golden_files_parse_like_an_independent_reading(name, family):
     assert rules.where == [f"{path}:{k}" for k in lines]
 
 
-@needs_golden
 def test_golden_v4_spot_checks():
     rules = parse_acl_rules(ACL / "acl_v4.cfg", 4)
     # line 2: R10.1.0.0/16<TAB>198.18.0.0/16<TAB>0 : 65535<TAB>0 : 0<TAB>0x84/0xff<TAB>1
@@ -119,7 +117,6 @@ def test_golden_v4_spot_checks():
     assert rules.where[2].endswith("acl_v4.cfg:4")
 
 
-@needs_golden
 def test_golden_v6_spot_checks():
     rules = parse_acl_rules(ACL / "acl_v6.cfg", 6)
     # line 2: R2001:db8:0001:0002:0:0000:0000:0000/64 2001:200:0:1:0000:0000:0000:5/128 0 : 0 1000 : 2000 0/0x0 3

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from dpdk_lines import invoke, l3fwd_line
-from forwarding import GOLDEN, golden_runs, needs_golden
+from forwarding import GOLDEN, golden_runs
 from frames import read_pcap_frames, write_pcap
 from refusals import assert_refused
 
@@ -25,8 +25,7 @@ from l3fwd_sim.capture import outdir as outdir_module
 MIX = GOLDEN / "mix_default"
 
 
-@needs_golden
-@pytest.mark.parametrize("scenario,expected,options", golden_runs() if (GOLDEN / "runs.json").is_file() else [])
+@pytest.mark.parametrize("scenario,expected,options", golden_runs())
 def test_golden_command_line(tmp_path, scenario, expected, options):
     argv, env, outputs = l3fwd_line(GOLDEN / scenario, options, tmp_path)
     result = invoke("dpdk-l3fwd", *argv, env=env)
@@ -89,7 +88,6 @@ REFUSALS = [
 ]
 
 
-@needs_golden
 @pytest.mark.parametrize("app,eal,needle", REFUSALS, ids=[r[2][:40] for r in REFUSALS])
 def test_refused_as_real_l3fwd(tmp_path, app, eal, needle):
     """Exit 2, l3fwd's message in one line, and every file as it was (a tx file that
@@ -101,14 +99,12 @@ def test_refused_as_real_l3fwd(tmp_path, app, eal, needle):
     assert (tmp_path / "port0.q0.pcap").read_bytes() == b"before"
 
 
-@needs_golden
 def test_infinite_rx_refused(tmp_path):
     line = mix_line(tmp_path, BASE)
     line[3] += ",infinite_rx=1"
     assert_refused(invoke("dpdk-l3fwd", *line), "infinite_rx= is not modelled")
 
 
-@needs_golden
 @pytest.mark.parametrize("extra", [
     "-P", "--rx-queue-size 512 --tx-queue-size 2048", "--no-numa", "--per-port-pool", "--mbcache 256", "-L",
     "--lookup=lpm", "--hash-entry-num 16", "--disable-rss", "--rx-burst 0", "--rx-burst 600", "--tx-burst 0",
@@ -126,7 +122,6 @@ def test_accepted_with_outputs_unchanged(tmp_path, extra):
         assert read_pcap_frames(other / name) == read_pcap_frames(plain / name)
 
 
-@needs_golden
 @pytest.mark.parametrize("rules,lookup", [((), ""), (("v4",), "--lookup=em"), (("v6",), "-L"),
                                           (("v4", "v6"), "--lookup=fib"), ((), "-E")])
 def test_console_lines_dts_checks(tmp_path, rules, lookup):
@@ -149,7 +144,6 @@ def test_console_lines_dts_checks(tmp_path, rules, lookup):
     assert "Missing" not in result.stderr                 # said once, as l3fwd's own line
 
 
-@needs_golden
 def test_lcores_queues_and_idle_lcore(tmp_path):
     """``-l 0-2`` with --config naming lcores 0 and 2: three TX queues per port (one per
     EAL lcore, in ascending lcore id), lcore 1's stays empty; the stats file when asked."""
@@ -168,7 +162,6 @@ def test_lcores_queues_and_idle_lcore(tmp_path):
     assert stats["totals"]["rx"] == stats["totals"]["tx"] + stats["totals"]["dropped"]
 
 
-@needs_golden
 def test_extra_tx_files_and_disabled_port_are_empty_pcaps(tmp_path):
     """A tx_pcap beyond the lcores' queues, and every tx file of a port outside -p: empty
     pcaps, as net_pcap creates them."""
@@ -180,7 +173,6 @@ def test_extra_tx_files_and_disabled_port_are_empty_pcaps(tmp_path):
         assert read_pcap_frames(tmp_path / name) == []
 
 
-@needs_golden
 @pytest.mark.parametrize("stop", [OSError(28, "No space left on device"), KeyboardInterrupt()])
 def test_tx_files_all_or_nothing(tmp_path, monkeypatch, stop):
     """A failure while the tx files are put in place (a full disk, Ctrl-C) leaves every
@@ -206,7 +198,6 @@ def test_tx_files_all_or_nothing(tmp_path, monkeypatch, stop):
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
 
 
-@needs_golden
 def test_inputs_and_outputs_checked_before_running(tmp_path):
     rx = MIX / "in" / "port0.pcap"
     copy = tmp_path / "in.pcap"
@@ -226,7 +217,6 @@ def test_inputs_and_outputs_checked_before_running(tmp_path):
     assert copy.read_bytes() == rx.read_bytes()
 
 
-@needs_golden
 def test_pipeline_from_environment(tmp_path):
     """The build variant is DPDK's compile-time choice: L3FWD_SIM_PIPELINE, argv verbatim."""
     outs = {}
@@ -242,7 +232,6 @@ def test_pipeline_from_environment(tmp_path):
                    "L3FWD_SIM_PIPELINE")
 
 
-@needs_golden
 def test_getopt_spellings(tmp_path):
     """What glibc's getopt_long takes: attached short arguments, ``--opt=value``, unique
     prefixes of long options."""

@@ -1,4 +1,4 @@
-"""Every run real dpdk-l3fwd v26.07 made over net_pcap ports (../shared/golden) is
+"""Every run real dpdk-l3fwd v26.07 made over net_pcap ports (tests/data/golden) is
 reproduced byte for byte, per port and in order, by the matching pipeline — with the
 compiled twins and with the numpy stages; where it refused to start (``error.txt``),
 l3fwd-sim exits 2 with one line and writes nothing."""
@@ -14,8 +14,6 @@ from twins import KERNELS
 
 from l3fwd_sim import compiled
 
-if not (GOLDEN / "runs.json").is_file():
-    pytest.skip(f"golden data not found at {GOLDEN}", allow_module_level=True)
 
 
 @pytest.mark.parametrize("kernels", KERNELS)

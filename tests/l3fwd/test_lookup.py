@@ -270,7 +270,6 @@ def draw_near(data, family: int) -> int:
     return data.draw(st.sampled_from(bases(family))) | data.draw(st.integers(0, 2**BITS[family] - 1)) >> 20
 
 
-@pytest.mark.skipif(not (GOLDEN / "acl").is_dir(), reason="golden ACL rule files not found")
 @settings(max_examples=60, deadline=None)
 @given(family=st.sampled_from([4, 6]), data=st.data())
 def test_golden_acl_files_against_first_match(family, data):
@@ -494,12 +493,9 @@ def test_docs_console_examples(cli, tmp_path, monkeypatch):
                          ("em4.cfg", "em_default_v4.cfg"), ("em6.cfg", "em_default_v6.cfg")):
         shutil.copy(REPO / "routes" / source, tmp_path / name)
     for family in (4, 6):
-        if (GOLDEN / "acl").is_dir():
-            shutil.copy(GOLDEN / "acl" / f"acl_v{family}.cfg", tmp_path / f"acl{family}.cfg")
+        shutil.copy(GOLDEN / "acl" / f"acl_v{family}.cfg", tmp_path / f"acl{family}.cfg")
     monkeypatch.chdir(tmp_path)
     for command, output in examples:
-        if "acl4.cfg" in command and not (tmp_path / "acl4.cfg").exists():
-            continue
         res = cli(*shlex.split(command)[1:])
         error = output.startswith("l3fwd-sim: ") and not output.startswith("l3fwd-sim: warning:")
         assert res.exit_code == (2 if error else 0), (command, res.stderr)

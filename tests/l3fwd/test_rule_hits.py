@@ -101,8 +101,6 @@ ACL_FILES = [str(GOLDEN / "acl" / "acl_v4.cfg"), str(GOLDEN / "acl" / "acl_v6.cf
     (ACL_FILES, ["--lookup", "acl", "--rule_ipv4", ACL_FILES[0], "--rule_ipv6", ACL_FILES[1]]),
 ], ids=["lpm", "fib", "em", "em-ipv6", "acl"])
 def test_the_runs_own_counters_agree_with_its_trace(cli, tmp_path, labels, args, pipeline):
-    if "acl" in args and not (GOLDEN / "acl").is_dir():
-        pytest.skip("golden ACL rule files not found")
     stats, own = counted_run(cli, tmp_path / "out", labels, "--pipeline", pipeline, *args)
     if not own:
         pytest.skip("run writes no rule counters yet")
@@ -391,7 +389,6 @@ def sandbox_run(cli, args: list[str]) -> None:
     counted_run(cli, Path(args[3]), labels if all(labels) else DEFAULTS, *args[4:-1])
 
 
-@pytest.mark.skipif(not (GOLDEN / "acl").is_dir(), reason="golden ACL rule files not found")
 def test_docs_console_examples(cli, tmp_path, monkeypatch):
     """In the docs sandbox's files (tests/test_docs.py), after the page's runs; ``rules
     hits`` through the ``rules`` group once it holds it, else as the command itself;

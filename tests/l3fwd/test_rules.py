@@ -1,5 +1,5 @@
 """l3fwd_sim.l3fwd.rules: LPM and EM rule files against the grammar of
-/work/shared/reference/dpdk/l3fwd_options_and_rule_files.md §3.
+../shared/reference/dpdk/l3fwd_options_and_rule_files.md §3.
 
 The oracle is Python's ``ipaddress`` (address -> int) and the test's own knowledge of
 the numbers it wrote (decimal, 0x hex, 0-octal)."""

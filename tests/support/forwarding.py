@@ -1,4 +1,4 @@
-"""Helpers every forwarding test shares: where the shared data lies, the CLI run
+"""Helpers every forwarding test shares: the shipped data sets, the CLI run
 in-process, frames written as inputs, forwarded, and read back."""
 from __future__ import annotations
 
@@ -8,15 +8,13 @@ from pathlib import Path
 
 import pytest
 from frames import read_pcap_frames, write_pcap
+from shipped import expanded
 
 from l3fwd_sim import RunOptions, run
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared"
-GOLDEN = SHARED / "golden"
-CORPUS = SHARED / "corpus" / "tcpdump"
-# for tests that read the shared golden data (CI lays shared/ beside the clone)
-needs_golden = pytest.mark.skipif(not (GOLDEN / "runs.json").is_file(), reason=f"golden data not found at {GOLDEN}")
+GOLDEN = expanded("golden")           # what real dpdk-l3fwd/dpdk-testpmd v26.07 received and sent
+CORPUS = expanded("tcpdump")          # tcpdump's test captures
 
 def golden_runs() -> list:
     """``pytest.param(scenario, expected, options)`` for every run in golden/runs.json."""

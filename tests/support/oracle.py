@@ -7,7 +7,7 @@ package (it imports nothing from it) and simple enough to be checked by reading:
 * exact match is a Python dict keyed by the masked 5-tuple;
 * every packet is handled by one straight-line function per lookup mode / pipeline.
 
-References (all under /work/shared/reference/dpdk/):
+References (all under ../shared/reference/dpdk/):
   SEM  = l3fwd_forwarding_semantics.md
   DIFF = path_differences.md
   INT  = lpm_fib_hash_internals.md
@@ -15,7 +15,7 @@ References (all under /work/shared/reference/dpdk/):
   OPT  = l3fwd_options_and_rule_files.md
   ACL  = acl.md
   LCQ  = lcores_and_queues.md
-and /work/shared/design-notes.md (DN).
+and ../shared/design-notes.md (DN).
 
 Undefined behaviour in C (reading past the end of a short frame) is replaced by a drop
 with reason ``"truncated"``; see ``_min_len`` below for the exact rule (DN §6).

@@ -8,7 +8,7 @@ import json
 
 import pytest
 from dpdk_lines import invoke, pmd_line
-from forwarding import GOLDEN, needs_golden, run_cli
+from forwarding import GOLDEN, run_cli
 from frames import read_pcap_frames, write_pcap
 from refusals import assert_refused
 
@@ -16,7 +16,6 @@ GOLDEN_TESTPMD = GOLDEN / "testpmd"
 MODES = sorted(p.name.removeprefix("expected-") for p in GOLDEN_TESTPMD.glob("expected-*"))
 
 
-@needs_golden
 @pytest.mark.parametrize("mode", MODES)
 def test_golden_command_line(tmp_path, mode):
     argv, outputs = pmd_line(GOLDEN_TESTPMD / "in", mode, tmp_path)
@@ -29,7 +28,6 @@ def test_golden_command_line(tmp_path, mode):
         assert (len(got), first_diff) == (len(want), None), f"{mode}/{want_file.name}"
 
 
-@needs_golden
 def test_without_no_flush_rx_nothing_is_forwarded(tmp_path):
     """testpmd drains every RX queue before forwarding (flush_fwd_rx_queues): over
     net_pcap the whole capture, so every tx file stays an empty pcap."""
@@ -60,7 +58,6 @@ def _queue_line(tmp_path, queues: dict[int, list], tx: int, app: str, lcores: st
 QUEUES = [(2, 2, 1), (2, 2, 2), (2, 1, 1), (1, 2, 1), (3, 3, 2)]
 
 
-@needs_golden
 @pytest.mark.parametrize("mode,rxq,txq,cores", [(mode, *q) for mode in ("io", "macswap", "icmpecho") for q in QUEUES
                                                 if mode != "icmpecho" or q[1] >= q[0]])
 def test_queues_against_the_one_queue_model(tmp_path, mode, rxq, txq, cores):
@@ -86,7 +83,6 @@ def test_queues_against_the_one_queue_model(tmp_path, mode, rxq, txq, cores):
     assert stats["totals"]["rx"] == sum(len(queues[p][q]) for p in (0, 1) for q in forwarded)
 
 
-@needs_golden
 def test_rxonly_receives_and_frees(tmp_path):
     argv, outputs = pmd_line(GOLDEN_TESTPMD / "in", "rxonly", tmp_path)
     result = invoke("dpdk-testpmd", *argv, env={"L3FWD_SIM_STATS": str(tmp_path / "s.json")})
@@ -96,7 +92,6 @@ def test_rxonly_receives_and_frees(tmp_path):
     assert stats["drops"]["rxonly"] == stats["totals"]["rx"] > 0
 
 
-@needs_golden
 def test_unknown_mode_keeps_io(tmp_path):
     """set_pkt_forwarding_mode: an unknown name is reported and the mode stays io."""
     argv, outputs = pmd_line(GOLDEN_TESTPMD / "in", "bogus", tmp_path)
@@ -123,7 +118,6 @@ TESTPMD_REFUSALS = [
 ]
 
 
-@needs_golden
 @pytest.mark.parametrize("app,lcores,needle", TESTPMD_REFUSALS, ids=[r[0] or r[2][:20] for r in TESTPMD_REFUSALS])
 def test_refusals(tmp_path, app, lcores, needle):
     argv, outputs = pmd_line(GOLDEN_TESTPMD / "in", "io", tmp_path)
@@ -132,7 +126,6 @@ def test_refusals(tmp_path, app, lcores, needle):
     assert list(tmp_path.iterdir()) == []
 
 
-@needs_golden
 def test_icmpecho_needs_a_tx_queue_per_rx_queue(tmp_path):
     """icmp_echo_config_setup sends on TX queue q what RX queue q received; with fewer TX
     queues that queue does not exist (undefined in testpmd): refused in one line."""

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from forwarding import GOLDEN, needs_golden, run_cli
+from forwarding import GOLDEN, run_cli
 from frames import read_pcap_frames
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -215,7 +215,6 @@ def check_random(tmp: Path, v4: Path, v6: Path, proto="udp", ports=4, count=1000
 # --------------------------------------------------------------------------------------
 # golden rule files
 # --------------------------------------------------------------------------------------
-@needs_golden
 def test_random_golden_udp(tmp_path):
     summary = check_random(tmp_path, ACL4, ACL6, "udp")
     warnings = summary["warnings"]
@@ -228,7 +227,6 @@ def test_random_golden_udp(tmp_path):
     assert ", ".join(map(str, not_udp[:12])) in note
 
 
-@needs_golden
 def test_random_golden_tcp_has_misses(tmp_path):
     summary = check_random(tmp_path, ACL4, ACL6, "tcp", ports=4, count=800, seed=3)
     streams = summary["ports"]["0"]["streams"]
@@ -356,7 +354,6 @@ def test_random_rule_files(tmp_path, files, proto, seed):
 # --------------------------------------------------------------------------------------
 # flow(family, port): CONT-BURST and STREAMS patterns route through R lines
 # --------------------------------------------------------------------------------------
-@needs_golden
 def test_cont_burst_map_under_acl(tmp_path):
     """Golden files route to ports 0, 1 and 3 (ACL lines above may deny or take part of
     each route line): every packet goes to map(p)."""
@@ -375,14 +372,12 @@ def test_cont_burst_map_under_acl(tmp_path):
     assert {p: s["out"] for p, s in stats["ports"].items()} == {"0": 10, "1": 20, "2": 0, "3": 10}
 
 
-@needs_golden
 def test_no_route_line_to_port(tmp_path):
     with pytest.raises(SimError, match=r"^no IPv4 UDP flow routes to port 2 under .*acl_v4.cfg: no R line to port 2"):
         generate(GenerateOptions(outdir=tmp_path / "g", pattern="IPV4-4STREAMSX1", count=4,
                                  rule_ipv4=ACL4, rule_ipv6=ACL6))
 
 
-@needs_golden
 def test_route_ports_beyond_inputs_and_one_family(tmp_path):
     summary = generate(GenerateOptions(outdir=tmp_path / "g", pattern="random", ports=2, count=50,
                                        rule_ipv4=ACL4, rule_ipv6=ACL6))
