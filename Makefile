@@ -34,7 +34,7 @@ demo: bytecode
 
 test: bytecode
 	@# over every core (pytest-xdist), a test file per worker: module fixtures are built once
-	$(BIN)/python -m pytest -q -n auto --dist loadfile
+	$(BIN)/python -m pytest -q -rs -n auto --dist loadfile
 
 # the fuzz suite (tests/fuzz) for FUZZ_SECONDS in all, shared among its targets, from fresh
 # random seeds; make test runs the same targets on a fixed set of cases (tests/support/fuzzing.py)

@@ -1226,40 +1226,36 @@ fail:
     return NULL;
 }
 
-/* comment_blocks(data, packets, lengths, text, starts, ends, out, k) -> (bytes, next k) */
+/* comment_blocks(blocks, text, starts, ends, out, pos, k) -> (bytes, next pos, next k); bytes -1:
+ * blocks is not one EPB per comment */
 static PyObject *py_comment_blocks(PyObject *self, PyObject *args)
 {
-    PyObject *data_o, *packets_o, *lengths_o, *text_o, *starts_o, *ends_o, *out_o;
-    long long k;
-    if (!PyArg_ParseTuple(args, "OOOOOOOL", &data_o, &packets_o, &lengths_o, &text_o, &starts_o, &ends_o, &out_o,
-                          &k))
+    PyObject *data_o, *text_o, *starts_o, *ends_o, *out_o;
+    long long pos, k;
+    if (!PyArg_ParseTuple(args, "OOOOOLL", &data_o, &text_o, &starts_o, &ends_o, &out_o, &pos, &k))
         return NULL;
     struct views v = {.n = 0};
-    Py_ssize_t size, n, nl, tn, ns, ne, capacity;
-    const uint8_t *data = vec(&v, data_o, 0, 1, &size, "data");
-    const int64_t *packets = data ? vec(&v, packets_o, 0, 8, &n, "packets") : NULL;
-    const int64_t *lengths = packets ? vec(&v, lengths_o, 0, 8, &nl, "lengths") : NULL;
-    const uint8_t *text = lengths ? vec(&v, text_o, 0, 1, &tn, "text") : NULL;
-    const int64_t *starts = text ? vec(&v, starts_o, 0, 8, &ns, "starts") : NULL;
+    Py_ssize_t size, tn, n, ne, capacity;
+    const uint8_t *data = vec(&v, data_o, 0, 1, &size, "blocks");
+    const uint8_t *text = data ? vec(&v, text_o, 0, 1, &tn, "text") : NULL;
+    const int64_t *starts = text ? vec(&v, starts_o, 0, 8, &n, "starts") : NULL;
     const int64_t *ends = starts ? vec(&v, ends_o, 0, 8, &ne, "ends") : NULL;
     uint8_t *out = ends ? vec(&v, out_o, 1, 1, &capacity, "out") : NULL;
-    if (out == NULL || !check_length(nl, n, "lengths") || !check_length(ns, n, "starts") ||
-        !check_length(ne, n, "ends"))
+    if (out == NULL || !check_length(ne, n, "ends"))
         goto fail;
-    int ok = k >= 0 && k <= n;
+    int ok = k >= 0 && k <= n && pos >= 0 && pos <= size;
     for (Py_ssize_t i = 0; ok && i < n; i++)
-        ok = packets[i] >= 0 && lengths[i] >= 28 && packets[i] + lengths[i] <= size && starts[i] >= 0 &&
-             starts[i] <= ends[i] && ends[i] <= tn && ends[i] - starts[i] <= 0xFFFF;
+        ok = starts[i] >= 0 && starts[i] <= ends[i] && ends[i] <= tn && ends[i] - starts[i] <= 0xFFFF;
     if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "comment_blocks: a block or comment outside its buffer");
+        PyErr_SetString(PyExc_ValueError, "comment_blocks: a comment outside its text");
         goto fail;
     }
-    int64_t next = k, used;
+    int64_t next = k, at = pos, used;
     Py_BEGIN_ALLOW_THREADS
-    used = comment_blocks(data, packets, lengths, n, text, starts, ends, out, capacity, &next);
+    used = comment_blocks(data, size, text, starts, ends, n, out, capacity, &at, &next);
     Py_END_ALLOW_THREADS
     release(&v);
-    return Py_BuildValue("LL", (long long)used, (long long)next);
+    return Py_BuildValue("LLL", (long long)used, (long long)at, (long long)next);
 fail:
     release(&v);
     return NULL;
@@ -1313,16 +1309,17 @@ static int choice_of(struct views *v, PyObject *bytes_o, PyObject *offsets_o, st
     return 1;
 }
 
-/* render_lines(pieces, n, out) -> bytes written: the pieces as jsonlines.Lines holds them,
+/* render_lines(pieces, n, out, ends) -> bytes written: the pieces as jsonlines.Lines holds them,
  * each (kind, bytes, offsets, numbers): (TEXT, its bytes, None, None), (CHOICE, the texts
  * one after the other, their offsets, each line's code), (NUMBER, None, None, the numbers),
  * (BLOCK, the (n, w) cells, None, None); out, a bytearray, is first grown to the most n
- * lines of these pieces can take (and LINE_SLACK). */
+ * lines of these pieces can take (and LINE_SLACK); ends, None or n int64s, gets the place of
+ * each line's newline. */
 static PyObject *py_render_lines(PyObject *self, PyObject *args)
 {
-    PyObject *pieces_o, *out_o;
+    PyObject *pieces_o, *out_o, *ends_o;
     long long n;
-    if (!PyArg_ParseTuple(args, "OLO!", &pieces_o, &n, &PyByteArray_Type, &out_o))
+    if (!PyArg_ParseTuple(args, "OLO!O", &pieces_o, &n, &PyByteArray_Type, &out_o, &ends_o))
         return NULL;
     PyObject *list = PySequence_Fast(pieces_o, "pieces: a sequence of (kind, bytes, offsets, numbers)");
     if (list == NULL)
@@ -1375,9 +1372,13 @@ static PyObject *py_render_lines(PyObject *self, PyObject *args)
     uint8_t *out = vec(&v, out_o, 1, 1, NULL, "out");
     if (out == NULL)
         goto fail;
+    int64_t *ends = NULL;
+    Py_ssize_t n_ends;
+    if (ends_o != Py_None && (!(ends = vec(&v, ends_o, 1, 8, &n_ends, "ends")) || !check_length(n_ends, n, "ends")))
+        goto fail;
     int64_t written;
     Py_BEGIN_ALLOW_THREADS
-    written = render_lines(pieces, count, n, out);
+    written = render_lines(pieces, count, n, out, ends);
     Py_END_ALLOW_THREADS
     if (written < 0) {
         PyErr_SetString(PyExc_ValueError, "render_lines: a code outside its pool");

@@ -66,9 +66,8 @@ struct queue_file {                 /* what is left of one TX-queue file: data[p
 };
 int64_t merge_queues(struct queue_file *q, int64_t k, int pcapng, uint8_t *out, int64_t capacity,
                      uint8_t *source, int64_t room, int64_t *used, int64_t *bad);
-int64_t comment_blocks(const uint8_t *data, const int64_t *packets, const int64_t *lengths, int64_t n,
-                       const uint8_t *text, const int64_t *starts, const int64_t *ends, uint8_t *out,
-                       int64_t capacity, int64_t *k);
+int64_t comment_blocks(const uint8_t *data, int64_t size, const uint8_t *text, const int64_t *starts,
+                       const int64_t *ends, int64_t n, uint8_t *out, int64_t capacity, int64_t *pos, int64_t *k);
 
 /* ------------------------------------------------------------ capture/pcapng.c */
 
@@ -311,7 +310,8 @@ struct line_piece {                 /* jsonlines.py's Lines: one piece of every 
 };
 
 int64_t line_bytes(const struct line_piece *pieces, int64_t count);   /* the most one line can take */
-int64_t render_lines(const struct line_piece *pieces, int64_t count, int64_t n, uint8_t *out);  /* -1: a bad code */
+/* -1: a bad code; ends (or NULL): each line's end, the place of its newline */
+int64_t render_lines(const struct line_piece *pieces, int64_t count, int64_t n, uint8_t *out, int64_t *ends);
 int64_t distinct_rows(const uint8_t *rows, int64_t stride, int64_t width, int64_t n, int64_t *first,
                       int64_t *inverse, int64_t *slots, int64_t slot_mask);
 

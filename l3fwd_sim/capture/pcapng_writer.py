@@ -16,15 +16,20 @@ The 64-bit time stamp is what a classic pcap lacks: seconds past 2106-02-07 are 
 
 Files of other shapes (``compare --write``: an interface per port, every packet with a
 comment) are built from the blocks one by one: :func:`section_header`,
-:func:`interface_block`, :func:`packet_block`.
+:func:`interface_block`, :func:`packet_block`. ``--annotate``'s blocks carry an
+``opt_comment`` each (§3.5, code 1): :func:`write_commented` gives a run of blocks their
+comments, as the writer appends them (:attr:`PcapngWriter.comments`) or to a whole file
+afterwards.
 """
 from __future__ import annotations
 
 import os
 import struct
+from typing import Callable
 
 import numpy as np
 
+from .. import compiled
 from . import kernels
 from .linktypes import ETHERNET as LINKTYPE_ETHERNET
 from .pcap import CaptureWriter, paused_gc
@@ -54,6 +59,7 @@ _TRAILER = struct.Struct("<I")
 _PADDING = [bytes(n) for n in range(4)]
 _OPTION_MAX = 0xFFFF                       # an option's length is 16 bits
 _CUT = "…".encode()
+COMMENT_PIECE = 4 << 20                    # bytes of commented blocks laid out before each write
 
 
 def _comment_options(comment: str) -> bytes:
@@ -109,11 +115,29 @@ def _padded(caplen: np.ndarray) -> np.ndarray:
 
 
 class PcapngWriter(CaptureWriter):
-    """Writes one pcapng file (Ethernet, interface ``interface``) atomically."""
+    """Writes one pcapng file (Ethernet, interface ``interface``) atomically. With
+    ``comments`` (``--annotate`` where the decisions are known as the packets are
+    forwarded), ``comments(n)`` gives the next ``n`` packets' comments (text, starts,
+    ends: :func:`write_commented`) and every block is appended with its own."""
+
+    comments: Callable[[int], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
 
     def __init__(self, path: str | os.PathLike, nanosecond: bool = False, interface: str = "port0"):
         super().__init__(path, file_header(interface, nanosecond))
         self._units = 10**9 if nanosecond else 10**6
+        self._piece = np.zeros(0, np.uint8)
+
+    def write_parts(self, parts: list, packets: int, at: int | None = None) -> None:
+        if self.comments is None:
+            return super().write_parts(parts, packets, at)
+        if at is not None:
+            raise AssertionError(f"{self.path}: commented blocks are appended, never written at an offset")
+        blocks = np.frombuffer(parts[0], np.uint8) if len(parts) == 1 else \
+            np.concatenate([np.frombuffer(part, np.uint8) for part in parts])
+        if len(self._piece) < COMMENT_PIECE:          # one piece per file, reused: no fresh pages per call
+            self._piece = np.empty(COMMENT_PIECE, np.uint8)
+        write_commented(self._file.write, blocks, *self.comments(packets), self.path, self._piece)
+        self.packets += packets
 
     @staticmethod
     def record_bytes(caplen: np.ndarray) -> int:
@@ -171,6 +195,64 @@ class PcapngWriter(CaptureWriter):
             return
         with paused_gc():
             self.write_parts(_block_parts(out, caplen, length, iter(tails)), n, at)
+
+
+def write_commented(write: Callable, blocks: np.ndarray, text: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+                    what, piece: np.ndarray) -> None:
+    """``write`` the Enhanced Packet Blocks ``blocks`` — as :class:`PcapngWriter` writes
+    them: no options — again, the k-th with ``text[starts[k]:ends[k]]`` as its
+    ``opt_comment``. Each new block is six byte ranges laid end to end: its type and new
+    length, the old body, the option's code and length, the comment, its padding and
+    ``opt_endofopt``, the new length again. The compiled twin (``records.c``'s
+    ``comment_blocks``) walks the blocks and lays them out a ``piece`` at a time; the
+    definition finds them (``kernels.scan_blocks``) and gathers the ranges with
+    ``kernels.concat_ranges`` at once. ``what`` names the file in a failure."""
+    if (k := compiled.native()) is None:
+        write(_commented_blocks(blocks, *_packet_blocks(blocks, len(starts), what), text, starts, ends))
+        return
+    at = comment = 0
+    while comment < len(starts) or at < len(blocks):
+        used, at, comment = k.comment_blocks(blocks, text, starts, ends, piece, at, comment)
+        if used < 0:
+            raise AssertionError(f"{what}: not one Enhanced Packet Block per comment")
+        if not used:                          # a block of ours is far smaller than a piece
+            raise AssertionError(f"{what}: a block larger than {len(piece)} bytes")
+        write(piece[:used])
+
+
+def _packet_blocks(blocks: np.ndarray, comments: int, what) -> tuple[np.ndarray, np.ndarray]:
+    """The offset and length of each block of ``blocks``, checked to be one Enhanced
+    Packet Block per comment, ending where ``blocks`` does."""
+    offsets = np.empty(len(blocks) // 12 + 1, np.int64)      # a block is at least 12 bytes
+    packets = offsets[:kernels.scan_blocks(blocks, 0, len(blocks), offsets)]
+    lengths = np.diff(np.append(packets, len(blocks)))
+    words = blocks[:len(blocks) // 4 * 4].view("<u4")          # every block starts 32-bit aligned
+    if len(packets) != comments or (len(packets) and (packets[-1] + words[packets[-1] // 4 + 1] != len(blocks)
+                                                      or (words[packets // 4] != EPB).any())):
+        raise AssertionError(f"{what}: not one Enhanced Packet Block per comment")
+    return packets, lengths
+
+
+def _commented_blocks(data: np.ndarray, packets: np.ndarray, lengths: np.ndarray, text: np.ndarray,
+                      starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """:func:`write_commented`'s new blocks over whole arrays: the definition."""
+    n = len(packets)
+    size = ends - starts
+    pad = -size % 4
+    new_length = lengths + 8 + size + pad                     # the option's 4-byte header and opt_endofopt
+    fields = np.empty((n, 4), "<u4")
+    fields[:, 0], fields[:, 1], fields[:, 3] = EPB, new_length, new_length
+    fields[:, 2] = _OPT_COMMENT | size << 16                  # option code, then its length (16 bits each)
+    at_text = len(data)
+    at_fields = at_text + len(text)
+    at_zeros = at_fields + fields.nbytes
+    buf = np.concatenate([data, text, fields.view(np.uint8).reshape(-1), np.zeros(8, np.uint8)])
+    field_at = at_fields + 16 * np.arange(n)
+    ranges = np.column_stack([field_at, packets + 8, field_at + 8, at_text + starts, np.full(n, at_zeros),
+                              field_at + 12]).reshape(-1)
+    widths = np.column_stack([np.full(n, 8), lengths - 12, np.full(n, 4), size, pad + 4,
+                              np.full(n, 4)]).reshape(-1)
+    return kernels.concat_ranges(buf, ranges.astype(np.int64), widths.astype(np.int64))
 
 
 def _pad_and_trail(out: np.ndarray, at: np.ndarray, pad: np.ndarray, length: np.ndarray) -> None:

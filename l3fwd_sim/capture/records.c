@@ -227,34 +227,43 @@ int64_t merge_queues(struct queue_file *q, int64_t k, int pcapng, uint8_t *out, 
     return n;
 }
 
-/* annotations.add_comments: the Enhanced Packet Blocks data[packets[k]..] (as
- * pcapng_writer writes them: no options) again, each with text[starts[k], ends[k]) as
- * its opt_comment — type and new length, the old body, the option's code and length,
- * the comment, its padding and opt_endofopt, the new length — from packet *k on, into
- * `out` until the next block does not fit its `capacity`. Returns the bytes laid out;
- * *k is moved on. */
-int64_t comment_blocks(const uint8_t *data, const int64_t *packets, const int64_t *lengths, int64_t n,
-                       const uint8_t *text, const int64_t *starts, const int64_t *ends, uint8_t *out,
-                       int64_t capacity, int64_t *k)
+/* pcapng_writer.write_commented: the Enhanced Packet Blocks laid end to end in data[0,
+ * size) (as pcapng_writer writes them: no options) again, each with text[starts[k],
+ * ends[k]) as its opt_comment — type and new length, the old body, the option's code and
+ * length, the comment, its padding and opt_endofopt, the new length — from the block at
+ * *pos, comment *k, on, into `out` until the next block does not fit its `capacity`.
+ * Returns the bytes laid out, *pos and *k moved on; -1 where data is not one EPB per
+ * comment (another block type, a length below an EPB's 32 bytes or past the data,
+ * blocks too few or left over). */
+int64_t comment_blocks(const uint8_t *data, int64_t size, const uint8_t *text, const int64_t *starts,
+                       const int64_t *ends, int64_t n, uint8_t *out, int64_t capacity, int64_t *pos, int64_t *k)
 {
     static const uint8_t zeros[8] = {0};
-    int64_t at = 0, i = *k;
+    int64_t at = 0, i = *k, p = *pos;
     for (; i < n; i++) {
-        int64_t size = ends[i] - starts[i], pad = -size & 3, old = lengths[i];
-        uint32_t length = (uint32_t)(old + 8 + size + pad), option = 1u | (uint32_t)size << 16;
+        if (size - p < 32 || field32(data + p, 0) != 6u)
+            return -1;
+        int64_t old = field32(data + p + 4, 0), comment = ends[i] - starts[i], pad = -comment & 3;
+        if (old < 32 || old % 4 || old > size - p)
+            return -1;
+        uint32_t length = (uint32_t)(old + 8 + comment + pad), option = 1u | (uint32_t)comment << 16;
         uint32_t head[2] = {6u, length};
         if (at + (int64_t)length > capacity)
             break;
         memcpy(out + at, head, 8);
-        memcpy(out + at + 8, data + packets[i] + 8, (size_t)(old - 12));
+        memcpy(out + at + 8, data + p + 8, (size_t)(old - 12));
         at += old - 4;
         memcpy(out + at, &option, 4);
-        memcpy(out + at + 4, text + starts[i], (size_t)size);
-        memcpy(out + at + 4 + size, zeros, (size_t)(pad + 4));
-        at += 8 + size + pad;
+        memcpy(out + at + 4, text + starts[i], (size_t)comment);
+        memcpy(out + at + 4 + comment, zeros, (size_t)(pad + 4));
+        at += 8 + comment + pad;
         memcpy(out + at, &length, 4);
         at += 4;
+        p += old;
     }
+    if (i == n && p != size)
+        return -1;
     *k = i;
+    *pos = p;
     return at;
 }

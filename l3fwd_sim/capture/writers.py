@@ -10,7 +10,9 @@ straight into its port's part of one reused buffer, in one pass.
 """
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -58,6 +60,14 @@ class PortOutputs(Committable):
         self._pcapng = output_format == "pcapng"
         self._rows = np.empty(0, np.uint8)
         self._ports = max(self.writers, default=-1) + 1
+
+    def comment_with(self, comments: Callable[[int, int], tuple] | None) -> None:
+        """Append every packet with its comment (pcapng outputs): ``comments(port, n)``
+        gives port ``port``'s next ``n`` (``PcapngWriter.comments``)."""
+        if comments is not None and not self._pcapng:
+            raise AssertionError("comments go into pcapng outputs only")
+        for port, writer in self.writers.items():
+            writer.comments = None if comments is None else partial(comments, port)
 
     def _bytes(self, size: int) -> np.ndarray:
         """The first ``size`` bytes of the reused output buffer (grown once, then reused:

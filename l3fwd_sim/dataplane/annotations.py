@@ -4,7 +4,10 @@ Both read the run's trace (:mod:`.trace`) of every packet. Its finished records 
 output positions final, as ``trace.jsonl`` gets them — are handed to
 :meth:`Annotations.keep` as they come, and kept as compact columns and rendered comment
 text (the renderer of the trace lines, :class:`~.jsonlines.Lines`). Once every output
-is complete, :meth:`Annotations.finish` writes them:
+is complete, :meth:`Annotations.finish` writes them — except where the records come as
+the packets are forwarded (one lcore in one process, ``inline``): there each output's
+writer takes its packets' comments as it appends them (:meth:`Annotations.comments`), and
+no output is written twice:
 
 * ``--annotate``: every Enhanced Packet Block of every pcapng output gets an
   ``opt_comment`` (draft-ietf-opsawg-pcapng §3.5, code 1) naming the packet's RX port
@@ -20,28 +23,26 @@ from __future__ import annotations
 
 import mmap
 import os
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
-from .. import compiled
-from ..capture import kernels
 from ..capture.atomic import AtomicFile
-from ..text import printable
 from ..capture.location import as_location, identity
 from ..capture.offline import open_offline
-from ..capture.pcapng_writer import EPB, interface_block, packet_block, section_header
+from ..capture.pcapng_writer import (COMMENT_PIECE, IDB, SHB, interface_block, packet_block, section_header,
+                                     write_commented)
 from ..capture.records import HEAD_BYTES
 from ..errors import SimError
+from ..text import printable
 from .jsonlines import LineBuffer, Lines
-from .trace import Describe, Records, TraceRecord, TraceRecords
+from .trace import Describe, Records
 
 DROPS_FILE = "drops.pcapng"
 SEPARATOR = " · "
-_OPT_COMMENT = 1
-_PIECE = 4 << 20                     # bytes of new blocks laid out before each write
 
 
 class Annotations:
@@ -50,30 +51,81 @@ class Annotations:
     receive side. ``several_queues``: a port has several RX queues, so a comment names
     the queue too (``rx port 0 queue 1 #17``)."""
 
-    def __init__(self, describe: Describe, annotate: bool, drops: bool, several_queues: bool):
+    def __init__(self, describe: Describe, annotate: bool, drops: bool, several_queues: bool, inline: bool = False):
+        """``inline``: the sent packets' records come before their outputs' writers append
+        them, and those take their comments from :meth:`comments`."""
         self.describe, self.annotate, self.drops, self.several_queues = describe, annotate, drops, several_queues
+        self.inline = inline
         self._sent = _Comments(("tx_port", "tx_index"))
         self._dropped = _Comments(("rx_port", "rx_queue", "index"))
+        self._pending: dict[int, deque] = {}      # inline: per TX port, (text, starts, ends) not yet written
+        self._queued: dict[int, int] = {}         # inline: per TX port, comments made so far
+        self._rendering = LineBuffer()
 
     def keep(self, records: Records) -> None:
         """Take finished records (a super-burst's, or a spool's block)."""
         reason = records["reason"]
         if self.annotate and (sent := np.flatnonzero(reason == 0)).size:
-            texts, codes = self.describe.decision(_rows(records, sent))
+            texts, codes = self.describe.decision(_Rows(records, sent))
             lines = self._receive_side(records, sent)
             lines.text(SEPARATOR)
             lines.choice([printable(text) for text in texts], codes)
             lines.text(f"{SEPARATOR}next hop ")
             lines.number(records["tx_port"][sent])
-            self._sent.add(records, sent, lines)
+            if self.inline:
+                self._queue(records, sent, lines)
+            else:
+                self._sent.add(records, sent, lines)
         if self.drops and (dropped := np.flatnonzero(reason != 0)).size:
-            texts, codes = self.describe.detail(_rows(records, dropped))
+            texts, codes = self.describe.detail(_Rows(records, dropped))
             lines = Lines(len(dropped))
             lines.choice([printable(name) for name in self.describe.reasons], reason[dropped].astype(np.intp) - 1)
             lines.choice(["", *(f": {printable(text)}" for text in texts)], codes)
             lines.text(SEPARATOR)
             _receive_side(lines, records, dropped, self.several_queues)
             self._dropped.add(records, dropped, lines)
+
+    def _queue(self, records: Records, sent: np.ndarray, lines: Lines) -> None:
+        """Keep the comments of ``sent`` for their ports' writers, each port's in the
+        order of its output (their ``tx_index``, which must go on from the last)."""
+        ends = np.empty(lines.n, np.int64)
+        text = np.frombuffer(bytes(lines.render(self._rendering, ends)), np.uint8)
+        starts = np.concatenate([[0], ends[:-1] + 1])
+        port, index = records["tx_port"][sent], records["tx_index"][sent]
+        by_port = np.argsort(port, kind="stable")        # each port's rows in processing order: its output's
+        counts = np.bincount(port)
+        ends_at = np.cumsum(counts)
+        starts_at = ends_at - counts
+        for p in np.flatnonzero(ends_at - starts_at).tolist():
+            rows = by_port[starts_at[p]:ends_at[p]]
+            first = self._queued.get(p, 0)
+            if not np.array_equal(index[rows], np.arange(first, first + len(rows))):
+                raise AssertionError(f"port {p}: the trace does not place every sent packet once, in order")
+            self._queued[p] = first + len(rows)
+            self._pending.setdefault(p, deque()).append((text, starts[rows], ends[rows]))
+
+    def comments(self, port: int, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``inline``: the comments of TX port ``port``'s next ``count`` packets, as
+        ``write_commented`` takes them (one text, each comment's start and end in it)."""
+        pending = self._pending.get(port, deque())
+        texts, starts, ends, base, have = [], [], [], 0, 0
+        while have < count:
+            if not pending:
+                raise AssertionError(f"port {port}: a packet written before its trace record")
+            text, first, last = pending[0]
+            take = min(count - have, len(first))
+            texts.append(text)
+            starts.append(first[:take] + base)
+            ends.append(last[:take] + base)
+            base += len(text)
+            if take == len(first):
+                pending.popleft()
+            else:
+                pending[0] = text, first[take:], last[take:]
+            have += take
+        if not texts:
+            return np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return (texts[0] if len(texts) == 1 else np.concatenate(texts)), np.concatenate(starts), np.concatenate(ends)
 
     def _receive_side(self, records: Records, rows: np.ndarray) -> Lines:
         lines = Lines(len(rows))
@@ -87,7 +139,10 @@ class Annotations:
         all of them, in order — ``port<N>.pcapng``; with several lcores a TX queue's file
         holds some of them); ``capture_of(port, queue)``: the capture an RX queue read
         (record numbers count in it); ``drops_at``: where ``drops.pcapng`` goes."""
-        if self.annotate:
+        if self.annotate and self.inline:
+            if any(self._pending.values()):
+                raise AssertionError("--annotate: a trace record of a packet no output holds")
+        elif self.annotate:
             sent = self._sent.joined()
             for port, files in outputs.items():
                 mine = _in_output_order(port, sent)
@@ -111,9 +166,9 @@ class _Comments:
         self.blocks: list[tuple[dict[str, np.ndarray], np.ndarray]] = []
 
     def add(self, records: Records, rows: np.ndarray, lines: Lines) -> None:
-        rendered = lines.render(self._rendering)
-        # a comment never holds a newline (printable()); the block's scan stays in cache
-        ends = np.flatnonzero(np.frombuffer(rendered, np.uint8) == ord("\n")) + len(self.text)
+        ends = np.empty(lines.n, np.int64)
+        rendered = lines.render(self._rendering, ends)
+        ends += len(self.text)
         self.text += rendered
         self.blocks.append(({key: records[key][rows].astype(np.int64) for key in self.keys}, ends))
 
@@ -160,9 +215,18 @@ def check_annotations(annotate: bool, drops: bool, trace, output_format: str, in
                            "their capture: give a file")
 
 
-def _rows(records: Records, rows: np.ndarray) -> TraceRecords:
-    """``records`` at ``rows``."""
-    return TraceRecords(**{name: records[name][rows] for name in TraceRecord.names})
+class _Rows:
+    """``records`` at ``rows``, as a describer reads them: each column taken when asked
+    for (a decision reads two of them, not the packet heads)."""
+
+    def __init__(self, records: Records, rows: np.ndarray):
+        self._records, self._rows = records, rows
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self._records[name][self._rows]
+
+    def __len__(self) -> int:
+        return len(self._rows)
 
 
 def _receive_side(lines: Lines, records: Records, rows: np.ndarray, several_queues: bool) -> None:
@@ -177,66 +241,28 @@ def _receive_side(lines: Lines, records: Records, rows: np.ndarray, several_queu
 
 
 def add_comments(path: Path, text: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
-    """Rewrite the pcapng output ``path`` — its Section Header and Interface Description
-    Blocks, then one Enhanced Packet Block per packet, as :class:`~l3fwd_sim.capture.
-    pcapng_writer.PcapngWriter` writes them — with ``text[starts[k]:ends[k]]`` as the
-    ``opt_comment`` of its k-th packet, atomically. Each new block is six byte ranges
-    laid end to end: its type and new length, the old body, the option's code and
-    length, the comment, its padding and ``opt_endofopt``, the new length again. The
-    compiled twin (``records.c``'s ``comment_blocks``) lays them out from the file mapped
-    into memory, a bounded piece at a time; the definition gathers them with
-    ``kernels.concat_ranges`` over the file read whole."""
+    """Rewrite the complete pcapng output ``path`` — its Section Header and Interface
+    Description Blocks, then one Enhanced Packet Block per packet, as :class:`~l3fwd_sim.
+    capture.pcapng_writer.PcapngWriter` writes them — with ``text[starts[k]:ends[k]]`` as
+    the ``opt_comment`` of its k-th packet (``write_commented``, from the file mapped into
+    memory), atomically."""
     with open(path, "rb") as file:           # the map lives as long as the array over it
         data = np.frombuffer(mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ), np.uint8) \
             if os.fstat(file.fileno()).st_size else np.zeros(0, np.uint8)
-    packets, lengths = _packet_blocks(path, data, len(starts))
+    header = _header_bytes(path, data)
     with AtomicFile(path) as out:
-        out.file.write(data[:packets[0] if len(packets) else len(data)])
-        if (k := compiled.native()) is not None:
-            piece, at = np.empty(_PIECE, np.uint8), 0
-            while at < len(packets):
-                used, at = k.comment_blocks(data, packets, lengths, text, starts, ends, piece, at)
-                if not used:                  # a block of ours is far smaller than a piece
-                    raise AssertionError(f"{path}: a block larger than {_PIECE} bytes")
-                out.file.write(piece[:used])
-        else:
-            out.file.write(_commented_blocks(data, packets, lengths, text, starts, ends))
+        out.file.write(data[:header])
+        write_commented(out.file.write, data[header:], text, starts, ends, path, np.empty(COMMENT_PIECE, np.uint8))
 
 
-def _packet_blocks(path: Path, data: np.ndarray, comments: int) -> tuple[np.ndarray, np.ndarray]:
-    """The offset and length of each Enhanced Packet Block of ``data`` (the blocks after
-    the section header and the interface), checked to be one per comment."""
-    offsets = np.empty(len(data) // 12 + 1, np.int64)
-    blocks = offsets[:kernels.scan_blocks(data, 0, len(data), offsets)]
-    lengths = np.diff(np.append(blocks, len(data)))
-    packets, lengths = blocks[2:], lengths[2:]
-    words = data[:len(data) // 4 * 4].view("<u4")            # every block starts 32-bit aligned
-    if len(blocks) < 2 or blocks[-1] + words[blocks[-1] // 4 + 1] != len(data) or len(packets) != comments \
-            or (words[packets // 4] != EPB).any():                # the blocks end where the file does
-        raise AssertionError(f"{path}: not one Enhanced Packet Block per comment")
-    return packets, lengths
-
-
-def _commented_blocks(data: np.ndarray, packets: np.ndarray, lengths: np.ndarray, text: np.ndarray,
-                      starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """:func:`add_comments`' new blocks over whole arrays: the definition."""
-    n = len(packets)
-    size = ends - starts
-    pad = -size % 4
-    new_length = lengths + 8 + size + pad                     # the option's 4-byte header and opt_endofopt
-    fields = np.empty((n, 4), "<u4")
-    fields[:, 0], fields[:, 1], fields[:, 3] = EPB, new_length, new_length
-    fields[:, 2] = _OPT_COMMENT | size << 16                  # option code, then its length (16 bits each)
-    at_text = len(data)
-    at_fields = at_text + len(text)
-    at_zeros = at_fields + fields.nbytes
-    buf = np.concatenate([data, text, fields.view(np.uint8).reshape(-1), np.zeros(8, np.uint8)])
-    field_at = at_fields + 16 * np.arange(n)
-    ranges = np.column_stack([field_at, packets + 8, field_at + 8, at_text + starts, np.full(n, at_zeros),
-                              field_at + 12]).reshape(-1)
-    widths = np.column_stack([np.full(n, 8), lengths - 12, np.full(n, 4), size, pad + 4,
-                              np.full(n, 4)]).reshape(-1)
-    return kernels.concat_ranges(buf, ranges.astype(np.int64), widths.astype(np.int64))
+def _header_bytes(path: Path, data: np.ndarray) -> int:
+    """Where the blocks after the section header and the one interface end."""
+    at = 0
+    for kind in (SHB, IDB):
+        if len(data) < at + 12 or int(data[at:at + 4].view("<u4")[0]) != kind:
+            raise AssertionError(f"{path}: not a section header and an interface, as the writer writes them")
+        at += int(data[at + 4:at + 8].view("<u4")[0])
+    return at
 
 
 def write_drops(path: Path, dropped: _Joined, rx_ports: list[int], capture_of: Callable[[int, int], Path],

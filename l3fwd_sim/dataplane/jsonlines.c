@@ -147,10 +147,12 @@ int64_t line_bytes(const struct line_piece *pieces, int64_t count)
     return bytes;
 }
 
-int64_t render_lines(const struct line_piece *pieces, int64_t count, int64_t n, uint8_t *out)
+int64_t render_lines(const struct line_piece *pieces, int64_t count, int64_t n, uint8_t *out, int64_t *ends)
 {
     uint8_t *at = out;
     for (int64_t i = 0; i < n; i++) {
+        if (ends && i)
+            ends[i - 1] = at - out - 1;             /* the line before ends in its newline */
         for (int64_t p = 0; p < count; p++) {
             const struct line_piece *piece = &pieces[p];
             switch (piece->kind) {
@@ -172,6 +174,8 @@ int64_t render_lines(const struct line_piece *pieces, int64_t count, int64_t n, 
             }
         }
     }
+    if (ends && n)
+        ends[n - 1] = at - out - 1;
     return at - out;
 }
 

@@ -129,17 +129,18 @@ class Lines:
         """An (n, width) uint8 block per line, NUL-padded."""
         self.pieces.append((BLOCK, block))
 
-    def render(self, buffer: LineBuffer | None = None) -> bytes | bytearray | memoryview:
+    def render(self, buffer: LineBuffer | None = None, ends: np.ndarray | None = None) -> bytes | bytearray | memoryview:
         """The lines, each ended by a newline (laid out in ``buffer`` if given; what is
-        returned may be a view of it, valid until its next render)."""
+        returned may be a view of it, valid until its next render); ``ends`` (``n``
+        int64s) gets where each line's newline is."""
         if not self.n:
             return b""
         self.text("\n")
         buffer = buffer or LineBuffer()
         k = compiled.native()
         if k is not None:
-            written = k.render_lines(list(self._compiled_pieces()), self.n, buffer.out)   # grows buffer.out:
-            return memoryview(buffer.out)[:written]                                       # no view of it before
+            written = k.render_lines(list(self._compiled_pieces()), self.n, buffer.out, ends)   # grows buffer.out:
+            return memoryview(buffer.out)[:written]                                             # no view before
         cells = [self._cells(kind, payload) for kind, payload in self.pieces]
         widths = [cell.shape[-1] for cell in cells]
         layout = tuple(payload if kind == TEXT else width for (kind, payload), width in zip(self.pieces, widths))
@@ -155,6 +156,9 @@ class Lines:
                 column = np.ndarray((self.n,), f"V{width}", buffer.data, at, (total,))
                 column[...] = np.ascontiguousarray(cell).view(f"V{width}").ravel()
             at += width
+        if ends is not None:                      # a line is its row less the NUL padding
+            np.cumsum(np.count_nonzero(matrix, axis=1), out=ends[:self.n])
+            ends[:self.n] -= 1
         return buffer.data.translate(None, b"\0")
 
     def _compiled_pieces(self):

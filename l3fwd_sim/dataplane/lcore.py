@@ -54,6 +54,7 @@ class Lcore:
     captures: OpenCaptures | None = None     # the inputs, opened once up front (None: open them here)
     output_format: str = "pcap"              # or "pcapng" (then output_name ends in .pcapng)
     compiled_forward: Callable[[tuple | None], tuple] | None = None   # the path's twin for lcore.c (arg: trace tables)
+    comments: Callable[[int, int], tuple] | None = None      # --annotate as it forwards: PortOutputs.comment_with
 
 
 def forward_all(lcore: Lcore, outdir: Path, stats: RunStats, tx=None) -> list:
@@ -62,6 +63,7 @@ def forward_all(lcore: Lcore, outdir: Path, stats: RunStats, tx=None) -> list:
     tracing, the trace goes to ``outdir/trace.jsonl``, or into the returned spool when
     ``lcore.tracing.spool`` (it is rendered once every output is complete)."""
     outputs = PortOutputs(outdir, lcore.tx_ports, lcore.nanosecond, lcore.output_name, lcore.output_format)
+    outputs.comment_with(lcore.comments)
     tracing, trace_file, spools, tracer = lcore.tracing, None, [], None
     try:
         if tracing:

@@ -246,7 +246,9 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
         trace_lines = describe(opt.lookup, routes, stats.reasons)
         if opt.annotate or opt.drops:
             from ..dataplane.annotations import DROPS_FILE, Annotations
-            annotations = Annotations(trace_lines, opt.annotate, opt.drops, any(n > 1 for n in lcores.queues.values()))
+            # one lcore in one process: each record comes before its packet is written (no spool)
+            annotations = Annotations(trace_lines, opt.annotate, opt.drops, any(n > 1 for n in lcores.queues.values()),
+                                      inline=not spool)
         open_sink = partial(RecordSink, describe=trace_lines, trace_file=opt.trace is not None,
                             keep=annotations and annotations.keep)
 
@@ -261,7 +263,8 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
         lcore = Lcore(queues, opt.rx_burst, forward,
                       tx_ports, nanosecond, _account(opt.lookup, opt.pipeline), opt.chunk_packets,
                       None if several else opt.progress, name, tracing, None if forked else captures, fmt,
-                      forward.compiled)
+                      forward.compiled, annotations.comments if annotations and annotations.inline and opt.annotate
+                      else None)
         lcore_stats = RunStats(sorted({port for port, _ in queues}), tx_ports, DROP_REASONS)
         lcore_stats.hits = stats.hits.empty_like()
         tx_model = TxModel(tx_ports, opt.rx_burst, opt.tx_burst)
@@ -316,7 +319,7 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
             # the files to comment (--annotate, never with --no-merge): each port's, then its TX queues'
             annotated = {port: [(outdir / f"port{port}.{fmt}", None),
                                 *((outdir / f"port{port}.q{k}.{fmt}", positions[port][k]) for k in tx_queues)]
-                         for port in tx_ports} if opt.annotate else {}
+                         for port in tx_ports} if opt.annotate and not annotations.inline else {}
             annotations.finish(annotated, stats.rx_ports, lambda port, queue: _capture_path(sources[port, queue]),
                                nanosecond, outdir / DROPS_FILE)
     finally:

@@ -71,6 +71,8 @@ def batches(draw):
 
 
 def _render(n, pieces, buffer=None) -> bytes:
+    """The lines rendered, each line's end as ``render`` reports it checked against the
+    reference's."""
     lines = Lines(n)
     for kind, *args in pieces:
         if kind == "text":
@@ -81,10 +83,22 @@ def _render(n, pieces, buffer=None) -> bytes:
             lines.number(args[1])
         else:
             lines.block(args[1])
-    return bytes(lines.render(buffer))
+    ends = np.full(n, -1, np.int64)
+    rendered = bytes(lines.render(buffer, ends))
+    assert ends.tolist() == _reference_ends(n, pieces)
+    return rendered
+
+
+def _reference_ends(n, pieces) -> list[int]:
+    """Where each of the reference's lines ends: the place of its newline."""
+    return (np.cumsum([len(line.encode()) for line in _reference_lines(n, pieces)], dtype=np.int64) - 1).tolist()
 
 
 def _reference(n, pieces) -> bytes:
+    return "".join(_reference_lines(n, pieces)).encode()
+
+
+def _reference_lines(n, pieces) -> list[str]:
     out = []
     for i in range(n):
         line = ""
@@ -98,7 +112,7 @@ def _reference(n, pieces) -> bytes:
             else:
                 line += args[0][i]
         out.append(line + "\n")
-    return "".join(out).encode()
+    return out
 
 
 @settings(max_examples=300, deadline=None)
