@@ -38,6 +38,9 @@ TraceRecord = np.dtype([
 ])
 
 
+IN_FLIGHT = 2       # batches a TraceFile renders and writes behind its caller, at most
+
+
 class TraceRecords:
     """A super-burst's trace records as columns, one array per :data:`TraceRecord` field
     (of its type), read like a TraceRecord array (``records["index"]``, ``len``). Each
@@ -60,6 +63,12 @@ class TraceRecords:
         records = cls()
         records.columns = {name: np.empty((n, *TraceRecord[name].shape), TraceRecord[name].base)
                            for name in TraceRecord.names}
+        return records
+
+    def head(self, n: int) -> "TraceRecords":
+        """The first ``n`` records (views of these columns)."""
+        records = TraceRecords()
+        records.columns = {name: column[:n] for name, column in self.columns.items()}
         return records
 
     def in_field_order(self) -> tuple[np.ndarray, ...]:
@@ -154,6 +163,7 @@ class BurstTracer:
         self.lcore, self.rx_queues, self.sink = lcore, np.array(rx_queues, np.int16), sink
         self.sent = np.zeros(max(tx_ports, default=0) + 1, np.int64)    # packets sent per port so far
         self.traced = 0
+        self._pool, self._filled = [TraceRecords.empty(0) for _ in range(IN_FLIGHT + 1)], 0   # to_fill's columns
 
     def take(self, batch) -> TraceRecords | None:
         """The records of the packets of ``batch`` to trace (its first ones), their
@@ -169,7 +179,15 @@ class BurstTracer:
         """Records for the first of ``n`` packets received still to trace, for ``lcore.c``
         to fill (its twin of :meth:`take` and :meth:`record`); None when none is left."""
         n = n if self.remaining is None else min(n, self.remaining)
-        return TraceRecords.empty(n) if n else None
+        if not n:
+            return None
+        # a sink holds at most IN_FLIGHT batches past its call (TraceFile's writer thread):
+        # one more set of columns, taken in turn, is never one still being read
+        self._filled = (self._filled + 1) % (IN_FLIGHT + 1)
+        pool = self._pool[self._filled]
+        if len(pool) < n:
+            pool = self._pool[self._filled] = TraceRecords.empty(max(n, 2 * len(pool)))
+        return pool.head(n)
 
     def filled(self, records: TraceRecords) -> None:
         """Complete ``records`` handed to the sink: those :meth:`record` completed, or
@@ -211,14 +229,14 @@ class TraceFile(Committable):
     order by the caller (:func:`trace_lines`), rendered and appended by a writer thread
     meanwhile the caller goes on with the next super-burst — the compiled renderer and
     ``write()`` release the GIL (docs/performance.md#tracing). Two buffers take turns,
-    so at most two batches are in flight; a writer's failure is raised by the next call."""
+    so at most IN_FLIGHT batches are in flight; a writer's failure is raised by the next call."""
 
     def __init__(self, outdir: Path, describe: Describe):
         self.file = AtomicFile(Path(outdir) / TRACE_FILE)
         self.describe = describe
         self.lines = 0
         self._free: queue.SimpleQueue[LineBuffer] = queue.SimpleQueue()
-        for _ in range(2):
+        for _ in range(IN_FLIGHT):
             self._free.put(LineBuffer())
         self._batches: queue.SimpleQueue[tuple[Lines, LineBuffer] | None] = queue.SimpleQueue()
         self._failed: BaseException | None = None
@@ -227,7 +245,7 @@ class TraceFile(Committable):
 
     def write(self, records: Records) -> None:
         lines = trace_lines(records, self.describe)
-        buffer = self._free.get()                  # waits while two batches are in flight
+        buffer = self._free.get()                  # waits while IN_FLIGHT batches are in flight
         self._raise_failure()
         self._batches.put((lines, buffer))
         self.lines += len(records)
