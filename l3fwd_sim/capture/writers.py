@@ -10,6 +10,7 @@ straight into its port's part of one reused buffer, in one pass.
 """
 from __future__ import annotations
 
+import threading
 from functools import partial
 from pathlib import Path
 from typing import Callable
@@ -45,6 +46,10 @@ def open_writer(output_format: str, path: Path, nanosecond: bool, interface: str
     return PcapWriter(path, nanosecond)
 
 
+_LAYOUT = threading.local()            # PortOutputs._bytes: one buffer per thread
+_EMPTY = np.empty(0, np.uint8)
+
+
 class PortOutputs(Committable):
     def __init__(self, outdir: Path, ports: list[int], nanosecond: bool, name: str = "port{port}.pcap",
                  output_format: str = "pcap"):
@@ -58,7 +63,6 @@ class PortOutputs(Committable):
             raise
         self._nanosecond = nanosecond
         self._pcapng = output_format == "pcapng"
-        self._rows = np.empty(0, np.uint8)
         self._ports = max(self.writers, default=-1) + 1
 
     def comment_with(self, comments: Callable[[int, int], tuple] | None) -> None:
@@ -69,12 +73,15 @@ class PortOutputs(Committable):
         for port, writer in self.writers.items():
             writer.comments = None if comments is None else partial(comments, port)
 
-    def _bytes(self, size: int) -> np.ndarray:
-        """The first ``size`` bytes of the reused output buffer (grown once, then reused:
-        no page faults per batch)."""
-        if len(self._rows) < size:
-            self._rows = np.empty(size, np.uint8)
-        return self._rows[:size]
+    @staticmethod
+    def _bytes(size: int) -> np.ndarray:
+        """The first ``size`` bytes of the thread's output buffer, valid for one write:
+        grown once, then reused by every PortOutputs of the thread (the lcores of a run
+        write in turn), so its pages are touched once — a fresh page costs more than the
+        bytes put in it (docs/performance.md)."""
+        if len(buffer := getattr(_LAYOUT, "buffer", _EMPTY)) < size:
+            buffer = _LAYOUT.buffer = np.empty(size, np.uint8)
+        return buffer[:size]
 
     def _buffer(self, n: int, width: int) -> np.ndarray:
         return self._bytes(n * RECORD_ROW)[:n * width].reshape(n, width)

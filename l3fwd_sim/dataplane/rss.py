@@ -221,6 +221,7 @@ class IndexedQueue:
         self._next = 0
         # copy-on-write: the writers may put edited heads back into a batch's block, never into the file
         self._file = np.memmap(share.path, np.uint8, mode="c")
+        self._rows = np.empty((0, RECORD_ROW), np.uint8)     # a batch's rows: reused, valid until the next read
         self.path, self.nanosecond, self.file_format = share.path, self._index.nanosecond, "pcap"
 
     def read(self, max_records: int) -> RecordBatch:
@@ -228,7 +229,9 @@ class IndexedQueue:
         mine = self._mine[self._next:self._next + max_records]
         self._next += len(mine)
         offsets, caplen = self._index.offsets[mine], self._index.caplen[mine]
-        rows = np.empty((len(mine), RECORD_ROW), np.uint8)
+        if len(self._rows) < len(mine):               # grown once: fresh pages cost more than the gather
+            self._rows = np.empty((len(mine), RECORD_ROW), np.uint8)
+        rows = self._rows[:len(mine)]
         gather_rows(self._file, offsets, caplen, rows)
         return RecordBatch(rows, self._file, offsets, self.nanosecond, int(mine[0]) if len(mine) else 0, self.path,
                            known_bytes=16 * len(mine) + int(caplen.sum()), numbers=mine)
