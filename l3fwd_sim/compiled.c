@@ -83,6 +83,52 @@ static int check_length(Py_ssize_t got, Py_ssize_t want, const char *what)
     return 1;
 }
 
+/* The array arguments of a call, as a table (one shape for every function here): each
+ * row names the argument (in messages), says whether it is a vector (VEC: 1-d, items of
+ * `itemsize` bytes) or a matrix of bytes (MAT: 2-d, rows contiguous), whether it is
+ * written, where its data pointer goes and where its length (rows) goes, for a matrix
+ * where its columns and row stride go, and the length it must reach: an earlier row's
+ * (its index; -1: none) and at least `min`. take_arrays takes objs[i] by row i, in order. */
+enum { VEC, MAT };
+struct array_arg {
+    const char *name;
+    int kind, writable;
+    Py_ssize_t itemsize;
+    void *data;                     /* the address of the caller's pointer */
+    Py_ssize_t *len, *cols, *stride;
+    int at_least;
+    Py_ssize_t min;
+};
+#define VEC_ARG(name, writable, itemsize, data, len, at_least) \
+    {name, VEC, writable, itemsize, (void *)(data), len, NULL, NULL, at_least, 0}
+#define VEC_MIN(name, writable, itemsize, data, min) \
+    {name, VEC, writable, itemsize, (void *)(data), NULL, NULL, NULL, -1, min}
+#define MAT_ARG(name, writable, data, rows, cols, stride, at_least) \
+    {name, MAT, writable, 1, (void *)(data), rows, cols, stride, at_least, 0}
+#define ARGS(table) (int)(sizeof(table) / sizeof(table)[0])
+
+static int take_arrays(struct views *v, PyObject *const *objs, const struct array_arg *a, int n)
+{
+    for (int i = 0; i < n; i++) {
+        Py_ssize_t rows = 0, cols = 0, stride = 0;
+        void *data = a[i].kind == VEC ? vec(v, objs[i], a[i].writable, a[i].itemsize, &rows, a[i].name)
+                                      : mat(v, objs[i], a[i].writable, &rows, &cols, &stride, a[i].name);
+        if (data == NULL)
+            return 0;
+        *(void **)a[i].data = data;
+        if (a[i].len)
+            *a[i].len = rows;
+        if (a[i].kind == MAT && a[i].cols)
+            *a[i].cols = cols;
+        if (a[i].kind == MAT && a[i].stride)
+            *a[i].stride = stride;
+        if ((a[i].at_least >= 0 && !check_length(rows, *a[a[i].at_least].len, a[i].name))
+            || !check_length(rows, a[i].min, a[i].name))
+            return 0;
+    }
+    return 1;
+}
+
 /* ------------------------------------------------------------ capture */
 
 static PyObject *py_scan_records(PyObject *self, PyObject *args)
@@ -95,9 +141,10 @@ static PyObject *py_scan_records(PyObject *self, PyObject *args)
         return NULL;
     struct views v = {.n = 0};
     Py_ssize_t size, out_len, rows, cols, stride;
-    const uint8_t *buf = vec(&v, buf_o, 0, 1, &size, "buf");
-    int64_t *out = buf ? vec(&v, out_o, 1, 8, &out_len, "out") : NULL;
-    if (out == NULL)
+    const uint8_t *buf;
+    int64_t *out;
+    const struct array_arg a[] = {VEC_ARG("buf", 0, 1, &buf, &size, -1), VEC_ARG("out", 1, 8, &out, &out_len, -1)};
+    if (!take_arrays(&v, (PyObject *[]){buf_o, out_o}, a, ARGS(a)))
         goto fail;
     uint8_t *headers = NULL;                    /* None: the records are only counted (a skip) */
     if (headers_o != Py_None) {
@@ -135,10 +182,12 @@ static PyObject *py_walk_rows(PyObject *self, PyObject *args)
         return NULL;
     struct views v = {.n = 0};
     Py_ssize_t size, out_len, rows, cols, stride;
-    const uint8_t *buf = vec(&v, buf_o, 0, 1, &size, "buf");
-    int64_t *out = buf ? vec(&v, out_o, 1, 8, &out_len, "out") : NULL;
-    uint8_t *row = out ? mat(&v, rows_o, 1, &rows, &cols, &stride, "rows") : NULL;
-    if (row == NULL)
+    const uint8_t *buf;
+    int64_t *out;
+    uint8_t *row;
+    const struct array_arg a[] = {VEC_ARG("buf", 0, 1, &buf, &size, -1), VEC_ARG("out", 1, 8, &out, &out_len, -1),
+                                  MAT_ARG("rows", 1, &row, &rows, &cols, &stride, -1)};
+    if (!take_arrays(&v, (PyObject *[]){buf_o, out_o, rows_o}, a, ARGS(a)))
         goto fail;
     if (cols != ROW_BYTES || pos < 0 || end > size || limit > out_len || limit > rows || snap < 0) {
         PyErr_SetString(PyExc_ValueError, "walk_rows: rows of 80 bytes, and a range inside the arrays");
@@ -164,9 +213,10 @@ static PyObject *py_scan_blocks(PyObject *self, PyObject *args)
         return NULL;
     struct views v = {.n = 0};
     Py_ssize_t size, out_len;
-    const uint8_t *buf = vec(&v, buf_o, 0, 1, &size, "buf");
-    int64_t *out = buf ? vec(&v, out_o, 1, 8, &out_len, "out") : NULL;
-    if (out == NULL)
+    const uint8_t *buf;
+    int64_t *out;
+    const struct array_arg a[] = {VEC_ARG("buf", 0, 1, &buf, &size, -1), VEC_ARG("out", 1, 8, &out, &out_len, -1)};
+    if (!take_arrays(&v, (PyObject *[]){buf_o, out_o}, a, ARGS(a)))
         goto fail;
     if (pos < 0 || end > size || out_len < (end - pos) / 12) {
         PyErr_SetString(PyExc_ValueError, "scan_blocks: a range outside its arrays");
@@ -196,14 +246,16 @@ static PyObject *py_walk_blocks(PyObject *self, PyObject *args)
     struct views v = {.n = 0};
     struct pcapng_walk w = {.pos = pos, .end = end, .limit = limit, .big_endian = big_endian};
     Py_ssize_t size, interfaces, n_units, n_scale, n_tsoffset, n_offsets, n_owner, rows, cols;
-    if (!(w.buf = vec(&v, buf_o, 0, 1, &size, "buf"))
-        || !(w.interfaces.section = vec(&v, section_o, 0, 8, &w.interfaces.section_size, "section"))
-        || !(w.interfaces.snap = vec(&v, snap_o, 0, 8, &interfaces, "snap"))
-        || !(w.interfaces.units = vec(&v, units_o, 0, 8, &n_units, "units"))
-        || !(w.interfaces.scale = vec(&v, scale_o, 0, 8, &n_scale, "scale"))
-        || !(w.interfaces.tsoffset = vec(&v, tsoffset_o, 0, 8, &n_tsoffset, "tsoffset"))
-        || !(w.offsets = vec(&v, offsets_o, 1, 8, &n_offsets, "offsets")) || !(w.owner = vec(&v, owner_o, 1, 8, &n_owner, "owner"))
-        || !(w.rows = mat(&v, rows_o, 1, &rows, &cols, &w.row_stride, "rows")))
+    const struct array_arg a[] = {
+        VEC_ARG("buf", 0, 1, &w.buf, &size, -1), VEC_ARG("section", 0, 8, &w.interfaces.section,
+                                                         &w.interfaces.section_size, -1),
+        VEC_ARG("snap", 0, 8, &w.interfaces.snap, &interfaces, -1), VEC_ARG("units", 0, 8, &w.interfaces.units, &n_units, -1),
+        VEC_ARG("scale", 0, 8, &w.interfaces.scale, &n_scale, -1),
+        VEC_ARG("tsoffset", 0, 8, &w.interfaces.tsoffset, &n_tsoffset, -1),
+        VEC_ARG("offsets", 1, 8, &w.offsets, &n_offsets, -1), VEC_ARG("owner", 1, 8, &w.owner, &n_owner, -1),
+        MAT_ARG("rows", 1, &w.rows, &rows, &cols, &w.row_stride, -1)};
+    if (!take_arrays(&v, (PyObject *[]){buf_o, section_o, snap_o, units_o, scale_o, tsoffset_o, offsets_o, owner_o,
+                                        rows_o}, a, ARGS(a)))
         goto fail;
     int ok = pos >= 0 && end <= size && pos <= end && limit >= 0 && limit <= n_offsets && limit <= n_owner
              && limit <= rows && cols == ROW_BYTES && n_units == interfaces
@@ -236,11 +288,13 @@ static PyObject *py_gather_windows(PyObject *self, PyObject *args)
         return NULL;
     struct views v = {.n = 0};
     Py_ssize_t size, n, n_widths, rows, cols, stride;
-    const uint8_t *buf = vec(&v, buf_o, 0, 1, &size, "buf");
-    const int64_t *starts = buf ? vec(&v, starts_o, 0, 8, &n, "starts") : NULL;
-    const int64_t *widths = starts ? vec(&v, widths_o, 0, 8, &n_widths, "widths") : NULL;
-    uint8_t *out = widths ? mat(&v, out_o, 1, &rows, &cols, &stride, "out") : NULL;
-    if (out == NULL || !check_length(n_widths, n, "widths") || !check_length(rows, n, "out"))
+    const uint8_t *buf;
+    const int64_t *starts, *widths;
+    uint8_t *out;
+    const struct array_arg a[] = {VEC_ARG("buf", 0, 1, &buf, &size, -1), VEC_ARG("starts", 0, 8, &starts, &n, -1),
+                                  VEC_ARG("widths", 0, 8, &widths, &n_widths, 1),
+                                  MAT_ARG("out", 1, &out, &rows, &cols, &stride, 1)};
+    if (!take_arrays(&v, (PyObject *[]){buf_o, starts_o, widths_o, out_o}, a, ARGS(a)))
         goto fail;
     for (Py_ssize_t i = 0; i < n; i++)
         if (starts[i] < 0 || starts[i] + cols > size) {
@@ -264,11 +318,13 @@ static PyObject *py_concat_ranges(PyObject *self, PyObject *args)
         return NULL;
     struct views v = {.n = 0};
     Py_ssize_t size, n, n_lengths, out_len;
-    const uint8_t *buf = vec(&v, buf_o, 0, 1, &size, "buf");
-    const int64_t *starts = buf ? vec(&v, starts_o, 0, 8, &n, "starts") : NULL;
-    const int64_t *lengths = starts ? vec(&v, lengths_o, 0, 8, &n_lengths, "lengths") : NULL;
-    uint8_t *out = lengths ? vec(&v, out_o, 1, 1, &out_len, "out") : NULL;
-    if (out == NULL || !check_length(n_lengths, n, "lengths"))
+    const uint8_t *buf;
+    const int64_t *starts, *lengths;
+    uint8_t *out;
+    const struct array_arg a[] = {VEC_ARG("buf", 0, 1, &buf, &size, -1), VEC_ARG("starts", 0, 8, &starts, &n, -1),
+                                  VEC_ARG("lengths", 0, 8, &lengths, &n_lengths, 1),
+                                  VEC_ARG("out", 1, 1, &out, &out_len, -1)};
+    if (!take_arrays(&v, (PyObject *[]){buf_o, starts_o, lengths_o, out_o}, a, ARGS(a)))
         goto fail;
     int64_t total = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -297,10 +353,12 @@ static PyObject *py_pack_rows(PyObject *self, PyObject *args)
         return NULL;
     struct views v = {.n = 0};
     Py_ssize_t rows, cols, stride, n, out_len;
-    const uint8_t *data = mat(&v, rows_o, 0, &rows, &cols, &stride, "rows");
-    const int64_t *widths = data ? vec(&v, widths_o, 0, 8, &n, "widths") : NULL;
-    uint8_t *out = widths ? vec(&v, out_o, 1, 1, &out_len, "out") : NULL;
-    if (out == NULL || !check_length(rows, n, "rows"))
+    const uint8_t *data;
+    const int64_t *widths;
+    uint8_t *out;
+    const struct array_arg a[] = {MAT_ARG("rows", 0, &data, &rows, &cols, &stride, -1),
+                                  VEC_ARG("widths", 0, 8, &widths, &n, -1), VEC_ARG("out", 1, 1, &out, &out_len, -1)};
+    if (!take_arrays(&v, (PyObject *[]){rows_o, widths_o, out_o}, a, ARGS(a)) || !check_length(rows, n, "rows"))
         goto fail;
     int64_t total = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -452,11 +510,13 @@ static PyObject *py_scatter_records(PyObject *self, PyObject *args)
     Py_ssize_t n_dest, out_len, ports, n_count, n_start;
     int64_t *dest, *bytes, *count, *start;
     uint8_t *out;
-    if (!packets_of(&v, packets_o, 0, a) || !(dest = vec(&v, dest_o, 0, 8, &n_dest, "dest"))
-        || !(out = vec(&v, out_o, 1, 1, &out_len, "out")) || !(bytes = vec(&v, bytes_o, 1, 8, &ports, "bytes"))
-        || !(count = vec(&v, count_o, 1, 8, &n_count, "count")) || !(start = vec(&v, start_o, 1, 8, &n_start, "start"))
-        || !check_length(n_dest, a->p.n, "dest") || !check_length(n_count, ports, "count")
-        || !check_length(n_start, ports, "start") || !dest_ok(dest, a->p.n, ports) || !check_tails(a))
+    const struct array_arg arrays[] = {VEC_ARG("dest", 0, 8, &dest, &n_dest, -1), VEC_ARG("out", 1, 1, &out, &out_len, -1),
+                                       VEC_ARG("bytes", 1, 8, &bytes, &ports, -1),
+                                       VEC_ARG("count", 1, 8, &count, &n_count, 2),
+                                       VEC_ARG("start", 1, 8, &start, &n_start, 2)};
+    if (!packets_of(&v, packets_o, 0, a)
+        || !take_arrays(&v, (PyObject *[]){dest_o, out_o, bytes_o, count_o, start_o}, arrays, ARGS(arrays))
+        || !check_length(n_dest, a->p.n, "dest") || !dest_ok(dest, a->p.n, ports) || !check_tails(a))
         goto fail;
     int64_t total;
     Py_BEGIN_ALLOW_THREADS
@@ -801,10 +861,11 @@ static PyObject *py_count_packets(PyObject *self, PyObject *args)
     const uint8_t *reason;
     int64_t *rx;
     Py_buffer *drops, *flows;
-    if (!(in_port = vec(&v, in_port_o, 0, 8, &n, "in_port")) || !(reason = vec(&v, reason_o, 0, 1, &n_reason, "reason"))
-        || !(dest = vec(&v, dest_o, 0, 8, &n_dest, "dest")) || !(rx = vec(&v, rx_o, 1, 8, &n_rx, "rx"))
-        || !(drops = take(&v, drops_o, 1, 8, 2, "drops")) || !(flows = take(&v, flows_o, 1, 8, 2, "flows"))
-        || !check_length(n_reason, n, "reason") || !check_length(n_dest, n, "dest"))
+    const struct array_arg a[] = {VEC_ARG("in_port", 0, 8, &in_port, &n, -1),
+                                  VEC_ARG("reason", 0, 1, &reason, &n_reason, 0), VEC_ARG("dest", 0, 8, &dest, &n_dest, 0),
+                                  VEC_ARG("rx", 1, 8, &rx, &n_rx, -1)};
+    if (!take_arrays(&v, (PyObject *[]){in_port_o, reason_o, dest_o, rx_o}, a, ARGS(a))
+        || !(drops = take(&v, drops_o, 1, 8, 2, "drops")) || !(flows = take(&v, flows_o, 1, 8, 2, "flows")))
         goto fail;
     int64_t reasons = drops->shape[1], width = flows->shape[1];
     if (drops->shape[0] != n_rx || drops->strides[0] != reasons * 8 || flows->shape[0] != n_rx
@@ -836,9 +897,10 @@ static PyObject *py_same_port_runs(PyObject *self, PyObject *args)
     Py_ssize_t n, n_burst, n_ports, n_lens;
     const int64_t *dest, *burst;
     int64_t *run_ports, *run_lens;
-    if (!(dest = vec(&v, dest_o, 0, 8, &n, "dest")) || !(burst = vec(&v, burst_o, 0, 8, &n_burst, "burst"))
-        || !(run_ports = vec(&v, ports_o, 1, 8, &n_ports, "run_ports")) || !(run_lens = vec(&v, lens_o, 1, 8, &n_lens, "run_lens"))
-        || !check_length(n_burst, n, "burst") || !check_length(n_ports, n, "run_ports") || !check_length(n_lens, n, "run_lens")) {
+    const struct array_arg a[] = {VEC_ARG("dest", 0, 8, &dest, &n, -1), VEC_ARG("burst", 0, 8, &burst, &n_burst, 0),
+                                  VEC_ARG("run_ports", 1, 8, &run_ports, &n_ports, 0),
+                                  VEC_ARG("run_lens", 1, 8, &run_lens, &n_lens, 0)};
+    if (!take_arrays(&v, (PyObject *[]){dest_o, burst_o, ports_o, lens_o}, a, ARGS(a))) {
         release(&v);
         return NULL;
     }
@@ -929,22 +991,23 @@ static int trace_of(struct views *v, PyObject *obj, struct lcore_trace *t, struc
                           &first_burst, &sent_o, &o[0], &o[1], &o[2], &o[3]))
         return 0;
     struct trace_columns *r = &t->r;
-    void **column[12] = {(void **)&r->rx_port, (void **)&r->rx_queue, (void **)&r->lcore, (void **)&r->tx_port,
-                         (void **)&r->index, (void **)&r->burst, (void **)&r->tx_index, (void **)&r->rule,
-                         (void **)&r->next_hop, (void **)&r->caplen, (void **)&r->table, (void **)&r->reason};
-    static const int size[12] = {2, 2, 2, 2, 8, 8, 8, 8, 8, 4, 1, 1};
-    for (int k = 0; k < 12; k++)
-        if (!(*column[k] = vec(v, c[k], 1, size[k], &len, "a trace column")) || !check_length(len, limit, "a trace column"))
-            return 0;
-    if (!(r->head = mat(v, c[12], 1, &rows, &cols, &stride, "trace heads")) || !check_length(rows, limit, "trace heads")
-        || cols != TRACE_HEAD || stride != TRACE_HEAD
-        || !(t->rx_queue = vec(v, rx_queue_o, 0, 8, &len, "rx_queue")) || !check_length(len, places, "rx_queue")
-        || !(t->first_index = vec(v, first_o, 0, 8, &n_first, "first_index")) || !check_length(n_first, sources, "first_index")
-        || !(t->sent = vec(v, sent_o, 1, 8, &t->sent_ports, "sent"))
-        || !(t->received_at = vec(v, o[0], 1, 8, &len, "received_at")) || !check_length(len, sub, "received_at")
-        || !(t->table = vec(v, o[1], 1, 1, &len, "table")) || !check_length(len, sub, "table")
-        || !(t->rule = vec(v, o[2], 1, 8, &len, "rule")) || !check_length(len, sub, "rule")
-        || !(t->next_hop = vec(v, o[3], 1, 8, &len, "next_hop")) || !check_length(len, sub, "next_hop")) {
+    const struct array_arg columns[] = {
+        VEC_MIN("rx_port", 1, 2, &r->rx_port, limit), VEC_MIN("rx_queue", 1, 2, &r->rx_queue, limit),
+        VEC_MIN("lcore", 1, 2, &r->lcore, limit), VEC_MIN("tx_port", 1, 2, &r->tx_port, limit),
+        VEC_MIN("index", 1, 8, &r->index, limit), VEC_MIN("burst", 1, 8, &r->burst, limit),
+        VEC_MIN("tx_index", 1, 8, &r->tx_index, limit), VEC_MIN("rule", 1, 8, &r->rule, limit),
+        VEC_MIN("next_hop", 1, 8, &r->next_hop, limit), VEC_MIN("caplen", 1, 4, &r->caplen, limit),
+        VEC_MIN("table", 1, 1, &r->table, limit), VEC_MIN("reason", 1, 1, &r->reason, limit),
+        MAT_ARG("trace heads", 1, &r->head, &rows, &cols, &stride, -1)};
+    const struct array_arg state[] = {
+        VEC_MIN("rx_queue", 0, 8, &t->rx_queue, places), VEC_ARG("first_index", 0, 8, &t->first_index, &n_first, -1),
+        VEC_ARG("sent", 1, 8, &t->sent, &t->sent_ports, -1), VEC_MIN("received_at", 1, 8, &t->received_at, sub),
+        VEC_MIN("table", 1, 1, &t->table, sub), VEC_MIN("rule", 1, 8, &t->rule, sub),
+        VEC_MIN("next_hop", 1, 8, &t->next_hop, sub)};
+    if (!take_arrays(v, c, columns, ARGS(columns)) || !check_length(rows, limit, "trace heads") || cols != TRACE_HEAD
+        || stride != TRACE_HEAD || !take_arrays(v, (PyObject *[]){rx_queue_o, first_o, sent_o, o[0], o[1], o[2], o[3]},
+                                                state, ARGS(state))
+        || !check_length(n_first, sources, "first_index")) {
         if (!PyErr_Occurred())
             PyErr_SetString(PyExc_ValueError, "lcore_step: trace heads of an unexpected shape");
         return 0;
@@ -975,15 +1038,15 @@ static int trace_of(struct views *v, PyObject *obj, struct lcore_trace *t, struc
 static int hits_of(struct views *v, PyObject *obj, struct rule_hits *h, Py_ssize_t sub)
 {
     PyObject *o[7];
-    Py_ssize_t n_packets, n_bytes, n_base, n_counted, len;
+    Py_ssize_t n_packets, n_bytes, n_base, n_counted;
     if (!PyArg_ParseTuple(obj, "OOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6]))
         return 0;
-    if (!(h->packets = vec(v, o[0], 1, 8, &n_packets, "hits packets")) || !(h->bytes = vec(v, o[1], 1, 8, &n_bytes, "hits bytes"))
-        || !(h->base = vec(v, o[2], 0, 8, &n_base, "hits base"))
-        || !(h->counted = vec(v, o[3], 0, 1, &n_counted, "counted reasons"))
-        || !(h->table = vec(v, o[4], 1, 1, &len, "table")) || !check_length(len, sub, "table")
-        || !(h->rule = vec(v, o[5], 1, 8, &len, "rule")) || !check_length(len, sub, "rule")
-        || !(h->next_hop = vec(v, o[6], 1, 8, &len, "next_hop")) || !check_length(len, sub, "next_hop"))
+    const struct array_arg a[] = {
+        VEC_ARG("hits packets", 1, 8, &h->packets, &n_packets, -1), VEC_ARG("hits bytes", 1, 8, &h->bytes, &n_bytes, -1),
+        VEC_ARG("hits base", 0, 8, &h->base, &n_base, -1), VEC_ARG("counted reasons", 0, 1, &h->counted, &n_counted, -1),
+        VEC_MIN("table", 1, 1, &h->table, sub), VEC_MIN("rule", 1, 8, &h->rule, sub),
+        VEC_MIN("next_hop", 1, 8, &h->next_hop, sub)};
+    if (!take_arrays(v, o, a, ARGS(a)))
         return 0;
     if (n_bytes != n_packets || n_counted != 256) {
         PyErr_SetString(PyExc_ValueError, "lcore_step: hit counters of an unexpected size");
@@ -1053,23 +1116,25 @@ static PyObject *py_lcore_step(PyObject *self, PyObject *args)
     }
     if (!routes_of(&v, routes_o, routes))
         goto fail;
-    Py_ssize_t n_rx, n_runs, n_lens, n_single, ports, n_packets, data_len, sub, len, stride;
+    Py_ssize_t n_rx, n_runs, n_lens, n_single, ports, n_packets, data_len, sub, stride;
     Py_buffer *drops, *flows;
-    if (!(s->counts.rx = vec(&v, c[0], 1, 8, &n_rx, "rx")) || !(drops = take(&v, c[1], 1, 8, 2, "drops"))
-        || !(flows = take(&v, c[2], 1, 8, 2, "flows"))
-        || !(s->runs.port = vec(&v, r[0], 1, 8, &n_runs, "run_port")) || !(s->runs.len = vec(&v, r[1], 1, 8, &n_lens, "run_len"))
-        || !(s->runs.single = vec(&v, r[2], 1, 1, &n_single, "run_single"))
-        || !(s->out.data = vec(&v, data_o, 1, 1, &data_len, "data"))
-        || !(s->out.bytes = vec(&v, bytes_o, 1, 8, &ports, "bytes"))
-        || !(s->out.packets = vec(&v, packets_o, 1, 8, &n_packets, "packets")) || !format_of(format_o, &s->out.format)
-        || !(s->sub.rows = mat(&v, m[0], 1, &sub, &s->sub.width, &stride, "rows")))
+    const struct array_arg counted[] = {
+        VEC_ARG("rx", 1, 8, &s->counts.rx, &n_rx, -1), VEC_ARG("run_port", 1, 8, &s->runs.port, &n_runs, -1),
+        VEC_ARG("run_len", 1, 8, &s->runs.len, &n_lens, -1), VEC_ARG("run_single", 1, 1, &s->runs.single, &n_single, -1),
+        VEC_ARG("data", 1, 1, &s->out.data, &data_len, -1), VEC_ARG("bytes", 1, 8, &s->out.bytes, &ports, -1),
+        VEC_ARG("packets", 1, 8, &s->out.packets, &n_packets, -1),
+        MAT_ARG("rows", 1, &s->sub.rows, &sub, &s->sub.width, &stride, -1)};
+    if (!take_arrays(&v, (PyObject *[]){c[0], r[0], r[1], r[2], data_o, bytes_o, packets_o, m[0]}, counted,
+                     ARGS(counted))
+        || !(drops = take(&v, c[1], 1, 8, 2, "drops")) || !(flows = take(&v, c[2], 1, 8, 2, "flows"))
+        || !format_of(format_o, &s->out.format))
         goto fail;
-    int64_t **column[5] = {&s->sub.caplen, &s->sub.in_port, &s->sub.burst, &s->sub.source_id, &s->sub.source_row};
-    for (int k = 0; k < 5; k++)
-        if (!(*column[k] = vec(&v, m[1 + k], 1, 8, &len, "a sub-burst column")) || !check_length(len, sub, "a sub-burst column"))
-            goto fail;
-    if (!(s->dest = vec(&v, m[6], 1, 8, &len, "dest")) || !check_length(len, sub, "dest")
-        || !(s->reason = vec(&v, m[7], 1, 1, &len, "reason")) || !check_length(len, sub, "reason"))
+    const struct array_arg scratch[] = {
+        VEC_MIN("caplen", 1, 8, &s->sub.caplen, sub), VEC_MIN("in_port", 1, 8, &s->sub.in_port, sub),
+        VEC_MIN("burst", 1, 8, &s->sub.burst, sub), VEC_MIN("source_id", 1, 8, &s->sub.source_id, sub),
+        VEC_MIN("source_row", 1, 8, &s->sub.source_row, sub), VEC_MIN("dest", 1, 8, &s->dest, sub),
+        VEC_MIN("reason", 1, 1, &s->reason, sub)};
+    if (!take_arrays(&v, m + 1, scratch, ARGS(scratch)))
         goto fail;
     s->counts.reasons = drops->shape[1];
     s->counts.drops = drops->buf;
@@ -1164,9 +1229,11 @@ static PyObject *py_rss_queues(PyObject *self, PyObject *args)
     struct views v = {.n = 0};
     struct rss r;
     Py_ssize_t n, width, stride, out_len;
-    const uint8_t *records = rss_of(&v, rss_o, &r) ? mat(&v, records_o, 0, &n, &width, &stride, "records") : NULL;
-    int64_t *out = records ? vec(&v, out_o, 1, 8, &out_len, "out") : NULL;
-    if (out == NULL || !check_length(out_len, n, "out"))
+    const uint8_t *records;
+    int64_t *out;
+    const struct array_arg a[] = {MAT_ARG("records", 0, &records, &n, &width, &stride, -1),
+                                  VEC_ARG("out", 1, 8, &out, &out_len, 0)};
+    if (!rss_of(&v, rss_o, &r) || !take_arrays(&v, (PyObject *[]){records_o, out_o}, a, ARGS(a)))
         goto fail;
     if (width < 16 || width > ROW_BYTES) {
         PyErr_SetString(PyExc_ValueError, "rss_queues: records narrower than a record header or wider than a row");
@@ -1193,10 +1260,11 @@ static PyObject *py_merge_queues(PyObject *self, PyObject *args)
     struct views v = {.n = 0};
     struct queue_file q[MAX_TX_QUEUES];
     Py_ssize_t k = PyList_GET_SIZE(files_o), npos, capacity, room;
-    int64_t *positions = vec(&v, positions_o, 1, 8, &npos, "positions");
-    uint8_t *out = positions ? vec(&v, out_o, 1, 1, &capacity, "out") : NULL;
-    uint8_t *source = out ? vec(&v, source_o, 1, 1, &room, "source") : NULL;
-    if (source == NULL || !check_length(npos, k, "positions"))
+    int64_t *positions;
+    uint8_t *out, *source;
+    const struct array_arg a[] = {VEC_ARG("positions", 1, 8, &positions, &npos, -1),
+                                  VEC_ARG("out", 1, 1, &out, &capacity, -1), VEC_ARG("source", 1, 1, &source, &room, -1)};
+    if (!take_arrays(&v, (PyObject *[]){positions_o, out_o, source_o}, a, ARGS(a)) || !check_length(npos, k, "positions"))
         goto fail;
     if (k > MAX_TX_QUEUES || k > MAX_VIEWS - 3) {
         PyErr_SetString(PyExc_ValueError, "merge_queues: too many queues");
@@ -1236,12 +1304,13 @@ static PyObject *py_comment_blocks(PyObject *self, PyObject *args)
         return NULL;
     struct views v = {.n = 0};
     Py_ssize_t size, tn, n, ne, capacity;
-    const uint8_t *data = vec(&v, data_o, 0, 1, &size, "blocks");
-    const uint8_t *text = data ? vec(&v, text_o, 0, 1, &tn, "text") : NULL;
-    const int64_t *starts = text ? vec(&v, starts_o, 0, 8, &n, "starts") : NULL;
-    const int64_t *ends = starts ? vec(&v, ends_o, 0, 8, &ne, "ends") : NULL;
-    uint8_t *out = ends ? vec(&v, out_o, 1, 1, &capacity, "out") : NULL;
-    if (out == NULL || !check_length(ne, n, "ends"))
+    const uint8_t *data, *text;
+    const int64_t *starts, *ends;
+    uint8_t *out;
+    const struct array_arg a[] = {VEC_ARG("blocks", 0, 1, &data, &size, -1), VEC_ARG("text", 0, 1, &text, &tn, -1),
+                                  VEC_ARG("starts", 0, 8, &starts, &n, -1), VEC_ARG("ends", 0, 8, &ends, &ne, 2),
+                                  VEC_ARG("out", 1, 1, &out, &capacity, -1)};
+    if (!take_arrays(&v, (PyObject *[]){data_o, text_o, starts_o, ends_o, out_o}, a, ARGS(a)))
         goto fail;
     int ok = k >= 0 && k <= n && pos >= 0 && pos <= size;
     for (Py_ssize_t i = 0; ok && i < n; i++)
@@ -1405,9 +1474,10 @@ static PyObject *py_distinct_rows(PyObject *self, PyObject *args)
     Py_ssize_t n, width, stride, n_first, n_inverse;
     const uint8_t *rows;
     int64_t *first, *inverse, *slots = NULL;
-    if (!(rows = mat(&v, rows_o, 0, &n, &width, &stride, "rows")) || !(first = vec(&v, first_o, 1, 8, &n_first, "first"))
-        || !(inverse = vec(&v, inverse_o, 1, 8, &n_inverse, "inverse")) || !check_length(n_first, n, "first")
-        || !check_length(n_inverse, n, "inverse"))
+    const struct array_arg a[] = {MAT_ARG("rows", 0, &rows, &n, &width, &stride, -1),
+                                  VEC_ARG("first", 1, 8, &first, &n_first, 0),
+                                  VEC_ARG("inverse", 1, 8, &inverse, &n_inverse, 0)};
+    if (!take_arrays(&v, (PyObject *[]){rows_o, first_o, inverse_o}, a, ARGS(a)))
         goto fail;
     int64_t size = 16;
     while (size < 2 * n)                        /* at most half full: short probes */
@@ -1439,8 +1509,10 @@ static PyObject *py_key_texts(PyObject *self, PyObject *args)
     struct views v = {.n = 0};
     Py_ssize_t n, rows, cols, stride, n_kinds;
     const uint8_t *table, *heads, *kinds;
-    if (!(table = vec(&v, table_o, 0, 1, &n, "table")) || !(heads = mat(&v, heads_o, 0, &rows, &cols, &stride, "heads"))
-        || !(kinds = vec(&v, kinds_o, 0, 1, &n_kinds, "kinds")) || !check_length(rows, n, "heads")
+    const struct array_arg a[] = {VEC_ARG("table", 0, 1, &table, &n, -1),
+                                  MAT_ARG("heads", 0, &heads, &rows, &cols, &stride, 0),
+                                  VEC_ARG("kinds", 0, 1, &kinds, &n_kinds, -1)};
+    if (!take_arrays(&v, (PyObject *[]){table_o, heads_o, kinds_o}, a, ARGS(a))
         || !check_length(cols, KEY_FRAME_BYTES, "a head"))
         goto fail;
     static const int64_t longest_of[] = KEY_TEXT_BYTES;
