@@ -7,23 +7,14 @@ from pathlib import Path
 import click
 
 from ..dataplane.ports import MAX_PORTS, parse_portmask
-from ..l3fwd.run import LOOKUPS
 from . import tell
-from .options import lookup_method
+from .options import lookup_method, table_options
 from .values import Int
 
 
 @click.command("lookup")
 @click.argument("keys", nargs=-1, required=True, metavar="KEY...")
-@click.option("-p", "--portmask", help="Hex mask of enabled ports (default 0xffffffff: all 32, no route left out).")
-@click.option("--lookup", type=click.Choice(LOOKUPS), help="Lookup method (default lpm; acl needs both rule files).")
-@click.option("-L", "lpm_flag", is_flag=True, help="Same as --lookup lpm (legacy l3fwd flag).")
-@click.option("-E", "em_flag", is_flag=True, help="Same as --lookup em (legacy l3fwd flag).")
-@click.option("--ipv6", is_flag=True, help="l3fwd's --ipv6: EM installs the IPv6 flows instead of the IPv4 ones.")
-@click.option("--rule_ipv4", "--rule-ipv4", "rule_ipv4", type=click.Path(path_type=Path),
-              help="IPv4 rule file (used only with --rule_ipv6, as in l3fwd).")
-@click.option("--rule_ipv6", "--rule-ipv6", "rule_ipv6", type=click.Path(path_type=Path),
-              help="IPv6 rule file (used only with --rule_ipv4, as in l3fwd).")
+@table_options("Hex mask of enabled ports (default 0xffffffff: all 32, no route left out).")
 @click.option("--port", type=Int(0, MAX_PORTS - 1), metavar="N", help="Input port: where a miss is sent back (default: not resolved).")
 @click.option("--hits", type=click.Path(path_type=Path), metavar="OUT",
               help="Also give each deciding rule's counters (packets, bytes) in the run OUT's stats.json.")

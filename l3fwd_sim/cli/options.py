@@ -12,7 +12,7 @@ from ..capture.location import as_location
 from ..capture.writers import OUTPUT_FORMATS
 from ..dataplane.stats import format_table
 from ..errors import SimError
-from ..l3fwd.args import (EVENT_MODE, choose_lookup, parse_link_speed, parse_mbcache, parse_mode,
+from ..l3fwd.args import (EVENT_MODE, LOOKUPS, choose_lookup, parse_link_speed, parse_mbcache, parse_mode,
                           parse_queue_size)
 from . import tell
 
@@ -56,7 +56,34 @@ def progress_printer(quiet: bool):
     return show
 
 
-def lookup_method(lookup: str | None, lpm_flag: bool, em_flag: bool) -> str:
+def table_options(portmask_help: str, legacy_flags: bool = True):
+    """The options that say which of l3fwd's tables a command builds, as ``run``,
+    ``lookup`` and ``rules check`` share them: ``-p/--portmask``, ``--lookup`` (checked by
+    :func:`lookup_method`: one line naming the choices), with ``legacy_flags`` l3fwd's
+    ``-L``/``-E`` and ``--ipv6``, and ``--rule_ipv4``/``--rule_ipv6`` (also spelled with
+    a dash). The command gets ``portmask, lookup, [lpm_flag, em_flag, ipv6,] rule_ipv4,
+    rule_ipv6``."""
+    options = [click.option("-p", "--portmask", help=portmask_help),
+               click.option("--lookup", metavar="|".join(LOOKUPS),
+                            help="Lookup method (default lpm; acl needs both rule files).")]
+    if legacy_flags:
+        options += [click.option("-L", "lpm_flag", is_flag=True, help="Same as --lookup lpm (legacy l3fwd flag)."),
+                    click.option("-E", "em_flag", is_flag=True, help="Same as --lookup em (legacy l3fwd flag)."),
+                    click.option("--ipv6", is_flag=True,
+                                 help="l3fwd's --ipv6: EM installs the IPv6 flows instead of the IPv4 ones.")]
+    options += [click.option(f"--rule_ipv{family}", f"--rule-ipv{family}", f"rule_ipv{family}",
+                             type=click.Path(path_type=Path),
+                             help=f"IPv{family} rule file (used only with --rule_ipv{10 - family}, as in l3fwd).")
+                for family in (4, 6)]
+
+    def apply(command):
+        for option in reversed(options):
+            command = option(command)
+        return command
+    return apply
+
+
+def lookup_method(lookup: str | None, lpm_flag: bool = False, em_flag: bool = False) -> str:
     """``--lookup``, ``-L`` or ``-E`` (default lpm); naming two is an error, as in l3fwd."""
     chosen = None
     for mode, given in (("lpm", lpm_flag), ("em", em_flag), (lookup, lookup is not None)):

@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
 from ..dataplane.ports import parse_portmask
-from ..l3fwd.args import LOOKUPS
 from . import tell
+from .options import lookup_method, table_options
 from .rules_hits import hits
 
 
@@ -18,22 +17,16 @@ def command():
 
 
 @command.command("check")
-@click.option("--lookup", type=click.Choice(LOOKUPS), default="lpm", show_default=True,
-              help="Lookup method whose tables are checked (acl needs both rule files).")
-@click.option("--rule_ipv4", "--rule-ipv4", "rule_ipv4", type=click.Path(path_type=Path),
-              help="IPv4 rule file (lpm, fib, em: used only with --rule_ipv6, as in l3fwd).")
-@click.option("--rule_ipv6", "--rule-ipv6", "rule_ipv6", type=click.Path(path_type=Path),
-              help="IPv6 rule file (lpm, fib, em: used only with --rule_ipv4, as in l3fwd).")
-@click.option("-p", "--portmask", help="Hex mask of enabled ports (default 0xffffffff: all 32).")
+@table_options("Hex mask of enabled ports (default 0xffffffff: all 32).", legacy_flags=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON on stdout.")
-def check(lookup, rule_ipv4, rule_ipv6, portmask, as_json):
+def check(portmask, lookup, rule_ipv4, rule_ipv6, as_json):
     """Lines of the rule files that no packet is ever decided by (shadowed), that repeat a
     prefix or flow and are not in effect (duplicate), or that route to a port outside the
     portmask (not_installed): one per line, FILE:LINE: TEXT  — KIND by FILE:LINE, ...
 
     Exit status 0 when there is no finding, 1 when there are, 2 on error."""
     from ..l3fwd.rules_check import CheckOptions, check as check_rules
-    report = check_rules(CheckOptions(lookup=lookup, portmask=None if portmask is None else parse_portmask(portmask),
+    report = check_rules(CheckOptions(lookup=lookup_method(lookup), portmask=None if portmask is None else parse_portmask(portmask),
                                       rule_ipv4=rule_ipv4, rule_ipv6=rule_ipv6))
     if not as_json:
         for warning in report.warnings:

@@ -9,11 +9,11 @@ from ..dataplane.inputs import find_rx_queues
 from ..dataplane.ports import parse_port_mac, parse_portmask
 from ..dataplane.rss import parse_rss_key
 from ..errors import SimError
-from ..l3fwd.run import LOOKUPS, PIPELINES, RunOptions, run
+from ..l3fwd.run import PIPELINES, RunOptions, run
 from ..l3fwd.args import DEFAULT_PKT_BURST, parse_pkt_burst
 from . import tell
 from .options import (INPUTS_AUTO, OUTPUT_DIR, check_app_options, l3fwd_app_options, lookup_method,
-                      output_format_option, print_stats, progress_printer)
+                      output_format_option, print_stats, progress_printer, table_options)
 from .report import check_report_dir, report_flag, write_run_report
 from .values import Int
 
@@ -31,17 +31,9 @@ def trace_count(text: str | None) -> int | str | None:
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
 @click.option("-o", "--output", "outdir", required=True, type=OUTPUT_DIR,
               help="Output directory: port<N>.pcap per enabled port, stats.json.")
-@click.option("-p", "--portmask", help="Hex mask of enabled ports (default: ports with an input).")
-@click.option("--lookup", metavar="|".join(LOOKUPS), help="Lookup method (default lpm; acl needs both rule files).")
-@click.option("-L", "lpm_flag", is_flag=True, help="Same as --lookup lpm (legacy l3fwd flag).")
-@click.option("-E", "em_flag", is_flag=True, help="Same as --lookup em (legacy l3fwd flag).")
-@click.option("--ipv6", is_flag=True, help="l3fwd's --ipv6: EM installs the IPv6 flows instead of the IPv4 ones.")
+@table_options("Hex mask of enabled ports (default: ports with an input).")
 @click.option("--pipeline", type=click.Choice(PIPELINES), default="multi", show_default=True,
               help="simple = DPDK's per-packet path; multi = x86 multi-buffer path.")
-@click.option("--rule_ipv4", "--rule-ipv4", "rule_ipv4", type=click.Path(path_type=Path),
-              help="IPv4 rule file (used only with --rule_ipv6, as in l3fwd).")
-@click.option("--rule_ipv6", "--rule-ipv6", "rule_ipv6", type=click.Path(path_type=Path),
-              help="IPv6 rule file (used only with --rule_ipv4, as in l3fwd).")
 @click.option("--eth-dest", "eth_dest", multiple=True, metavar="PORT,MAC",
               help="Destination MAC for packets sent out of PORT (default 02:00:00:00:00:PORT).")
 @click.option("--port-mac", "port_mac", multiple=True, metavar="PORT,MAC",
@@ -85,7 +77,7 @@ def trace_count(text: str | None) -> int | str | None:
 @click.option("--json", "as_json", is_flag=True, help="Print the stats as JSON on stdout.")
 @report_flag
 @l3fwd_app_options
-def command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, pipeline, rule_ipv4, rule_ipv6,
+def command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, rule_ipv4, rule_ipv6, pipeline,
                 eth_dest, port_mac, rx_burst, tx_burst, max_pkt_len, alg, config, rss_key, reta_size, jobs, no_merge, cluster,
                 tls_ca_file, tls_cert, tls_key, trace, annotate, drops, output_format, quiet, as_json, report, **app):
     """Forward INPUT pcaps (a directory of port<N>.pcap, or N=FILE) as dpdk-l3fwd would."""
