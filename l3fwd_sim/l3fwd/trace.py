@@ -63,9 +63,10 @@ def describe(lookup: str, routes, reasons: tuple[str, ...]) -> Describe:
     def decision(records: Records) -> tuple[list[str], np.ndarray]:
         """``lpm4 routes/lpm_default_v4.cfg:5`` (the rule's line), ``lpm4 miss`` or
         ``no lookup``, each distinct one written once."""
-        cases, codes = np.unique(records["table"].astype(np.int64) << 40 | (records["rule"] + 1), return_inverse=True)
+        keys = records["table"].astype(np.int64) << 40 | (records["rule"] + 1)
+        first, codes = distinct(keys.view(np.uint8).reshape(-1, 8))
         texts = []
-        for case in cases.tolist():        # (table code, rule id + 1): a rule id is a line number, < 2^40
+        for case in keys[first].tolist():  # (table code, rule id + 1): a rule id is a line number, < 2^40
             code, line = case >> 40, (case & (1 << 40) - 1) - 1
             table = TABLES[code - 1]
             texts.append("no lookup" if code == 0 else f"{table} miss" if line < 0 else
