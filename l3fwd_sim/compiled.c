@@ -297,7 +297,7 @@ static PyObject *py_gather_windows(PyObject *self, PyObject *args)
     if (!take_arrays(&v, (PyObject *[]){buf_o, starts_o, widths_o, out_o}, a, ARGS(a)))
         goto fail;
     for (Py_ssize_t i = 0; i < n; i++)
-        if (starts[i] < 0 || starts[i] + cols > size) {
+        if (starts[i] < 0 || widths[i] < 0 || starts[i] + (widths[i] < cols ? widths[i] : cols) > size) {
             PyErr_SetString(PyExc_ValueError, "gather_windows: a window past the buffer");
             goto fail;
         }
@@ -1220,6 +1220,42 @@ static int rss_of(struct views *v, PyObject *obj, struct rss *r)
     return 1;
 }
 
+/* rss_index((l4, tables, reta), buf, pos, end, max_caplen, snap, offsets, caplen, queue) -> (n, pos, stop):
+ * up to len(offsets) records */
+static PyObject *py_rss_index(PyObject *self, PyObject *args)
+{
+    PyObject *rss_o, *buf_o, *offsets_o, *caplen_o, *queue_o;
+    long long pos, end, max_caplen, snap;
+    if (!PyArg_ParseTuple(args, "OOLLLLOOO", &rss_o, &buf_o, &pos, &end, &max_caplen, &snap, &offsets_o, &caplen_o,
+                          &queue_o))
+        return NULL;
+    struct views v = {.n = 0};
+    struct rss r;
+    Py_ssize_t size, n;
+    const uint8_t *buf;
+    int64_t *offsets;
+    uint32_t *caplen;
+    uint8_t *queue;
+    const struct array_arg a[] = {VEC_ARG("buf", 0, 1, &buf, &size, -1), VEC_ARG("offsets", 1, 8, &offsets, &n, -1),
+                                  VEC_ARG("caplen", 1, 4, &caplen, NULL, 1), VEC_ARG("queue", 1, 1, &queue, NULL, 1)};
+    if (!rss_of(&v, rss_o, &r) || !take_arrays(&v, (PyObject *[]){buf_o, offsets_o, caplen_o, queue_o}, a, ARGS(a)))
+        goto fail;
+    if (pos < 0 || end > size || pos > end) {
+        PyErr_SetString(PyExc_ValueError, "rss_index: a range outside the buffer");
+        goto fail;
+    }
+    int64_t after, got;
+    int stop;
+    Py_BEGIN_ALLOW_THREADS
+    got = rss_index(&r, buf, pos, end, n, max_caplen, snap, offsets, caplen, queue, &after, &stop);
+    Py_END_ALLOW_THREADS
+    release(&v);
+    return Py_BuildValue("LLO", (long long)got, (long long)after, stop ? Py_True : Py_False);
+fail:
+    release(&v);
+    return NULL;
+}
+
 /* rss_queues((l4, tables, reta), records, out) */
 static PyObject *py_rss_queues(PyObject *self, PyObject *args)
 {
@@ -1557,6 +1593,7 @@ static PyMethodDef methods[] = {
     {"merge_queues", py_merge_queues, METH_VARARGS, "capture.merge.merge_tx_queues's pass"},
     {"comment_blocks", py_comment_blocks, METH_VARARGS, "dataplane.annotations.add_comments's blocks"},
     {"rss_queues", py_rss_queues, METH_VARARGS, "dataplane.rss.rss_queues"},
+    {"rss_index", py_rss_index, METH_VARARGS, "dataplane.rss.index_capture's walk"},
     {"pack_rows", py_pack_rows, METH_VARARGS, "capture.kernels.pack_rows"},
     {"scatter_records", py_scatter_records, METH_VARARGS, "capture.writers: a super-burst grouped by TX port"},
     {"acl_classify", py_acl_classify, METH_VARARGS, "tables.acl.AclTable.classify"},

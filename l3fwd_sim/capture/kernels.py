@@ -85,12 +85,23 @@ def scan_blocks(buf: np.ndarray, pos: int, end: int, out: np.ndarray) -> int:
 
 
 def gather_windows(buf: np.ndarray, starts: np.ndarray, widths: np.ndarray, out: np.ndarray) -> None:
-    """``out[i]`` = the first ``widths[i]`` bytes at ``buf[starts[i]:]``, zero after them.
-    ``buf`` must hold ``out.shape[1]`` bytes past every start."""
+    """``out[i]`` = the first ``widths[i]`` bytes at ``buf[starts[i]:]``, zero after them
+    (``widths[i]`` at most ``out.shape[1]``; ``buf`` holds them)."""
     if (k := compiled.native()) is not None:
         return k.gather_windows(buf, starts, widths, out)
     width = out.shape[1]
-    out[:] = np.lib.stride_tricks.sliding_window_view(buf, width)[starts]
+    if not len(starts):
+        return
+    near_end = starts > len(buf) - width            # windows that would run past buf: from a padded copy of its end
+    if not near_end.any():
+        out[:] = np.lib.stride_tricks.sliding_window_view(buf, width)[starts]
+    else:
+        if (inside := ~near_end).any():
+            out[inside] = np.lib.stride_tricks.sliding_window_view(buf, width)[starts[inside]]
+        tail_from = max(0, len(buf) - width)
+        end = np.zeros(2 * width, np.uint8)
+        end[:len(buf) - tail_from] = buf[tail_from:]
+        out[near_end] = np.lib.stride_tricks.sliding_window_view(end, width)[starts[near_end] - tail_from]
     short = widths < width
     if short.any():
         out[short] *= np.arange(width) < widths[short, None]

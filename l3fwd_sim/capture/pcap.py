@@ -157,9 +157,11 @@ class PcapReader:
 
     def cut_short(self) -> str | None:
         """A one-line warning if the file ends inside a record, else ``None``."""
-        if self.truncated_at is None:
-            return None
-        where = f"offset {self.truncated_at}{' of the uncompressed data' if self.gzip else ''}"
+        return None if self.truncated_at is None else self.cut_at(self.truncated_at)
+
+    def cut_at(self, offset: int) -> str:
+        """The warning of a file that ends inside the record at ``offset``."""
+        where = f"offset {offset}{' of the uncompressed data' if self.gzip else ''}"
         what = "the gzip data ends early" if self._stream_cut else "the last record is cut short"
         return f"{self.path}: {what} at {where}; every complete record before it was read"
 

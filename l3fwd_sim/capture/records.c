@@ -8,24 +8,6 @@
 #include "../compiled.h"
 #include "records.h"
 
-static int64_t caplen_at(const uint8_t *header, int big_endian)
-{
-    return field32(header + 8, big_endian);
-}
-
-/* The record at `pos`: 1 when it lies whole before `end` (its captured length in *cap),
- * 0 when it runs past `end`, -1 when its captured length exceeds max_caplen (damage). */
-static inline int whole_record(const uint8_t *buf, int64_t pos, int64_t end, int big_endian, int64_t max_caplen,
-                               int64_t *cap)
-{
-    if (end - pos < 16)
-        return 0;
-    *cap = caplen_at(buf + pos, big_endian);
-    if (*cap > max_caplen)
-        return -1;
-    return end - pos - 16 >= *cap;
-}
-
 /* kernels.scan_records: up to `limit` complete classic pcap records from `pos`. */
 int64_t scan_records(const uint8_t *buf, int64_t pos, int64_t end, int64_t limit, int big_endian,
                      int64_t max_caplen, int64_t *out, uint8_t *headers, int64_t header_stride,

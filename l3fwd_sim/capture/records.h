@@ -26,6 +26,20 @@ static inline uint32_t field16(const uint8_t *b, int big_endian)
     return big_endian ? __builtin_bswap16(v) : v;
 }
 
+/* The classic pcap record at `pos`: 1 when it lies whole before `end` (its captured
+ * length in *cap), 0 when it runs past `end`, -1 when its captured length exceeds
+ * max_caplen (damage). */
+static inline int whole_record(const uint8_t *buf, int64_t pos, int64_t end, int big_endian, int64_t max_caplen,
+                               int64_t *cap)
+{
+    if (end - pos < 16)
+        return 0;
+    *cap = field32(buf + pos + 8, big_endian);
+    if (*cap > max_caplen)
+        return -1;
+    return end - pos - 16 >= *cap;
+}
+
 /* The bytes a record of a `caplen`-byte frame takes in the output. */
 static inline int64_t record_size(const struct record_format *f, int64_t caplen)
 {

@@ -11,12 +11,12 @@ file); this predicts what a real NIC does with the port's traffic.
 * Queue: ``reta[hash % reta_size]``, the redirection table filled round-robin over the
   queues (``reta[i] = i % queues``), as PMDs program it by default.
 
-Nothing is written for the split. The port's capture is read once, every record hashed
-(:class:`CaptureIndex`), and each RX queue reads its records by index from the file
-mapped into memory (:class:`IndexedQueue`); a capture that cannot be found again in the
-mapping (gzip, pcapng, converted, cut to the snaplen) is read by each of its queues,
-which keep the records the hash gives them (:class:`RssQueue`). ``rss.c`` twins
-:func:`rss_queues`.
+Nothing is written for the split. The port's capture is mapped into memory and walked
+there once, every record hashed (:class:`CaptureIndex`); each RX queue reads its records
+by index from that one mapping (:class:`IndexedQueue`). A capture whose records cannot
+be found again in the mapping (gzip, pcapng, converted, cut to the snaplen) is read by
+each of its queues, which keep the records the hash gives them (:class:`RssQueue`).
+``rss.c`` twins :func:`rss_queues` and the walk of :func:`index_capture`.
 """
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ from .. import compiled
 from ..capture import kernels
 from ..capture.offline import OpenCaptures, open_offline
 from ..capture.pcap import PcapReader
-from ..capture.records import CAPLEN, RECORD_ROW, RecordBatch, copy_padded, header_field, padded
+from ..capture.records import (CAPLEN, MAX_CAPLEN, RECORD_ROW, RecordBatch, copy_padded, header_field,
+                               libpcap_snaplen, padded)
 from ..errors import SimError
 
 DEFAULT_KEY = bytes.fromhex("6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b477cb2da38030f20c6a42b73bbeac01fa")
@@ -38,7 +39,7 @@ RETA_SIZES = (64, 128, 256, 512)
 _L4 = np.zeros(256, bool)
 _L4[[6, 17, 132]] = True                          # TCP, UDP, SCTP
 HASHED_BYTES = 36                                 # the longest stream: two IPv6 addresses and the ports
-PIECE = 65536                                     # records read (and hashed) at a time
+PIECE = 65536                                     # records laid out (and hashed) at a time
 
 
 def parse_rss_key(text: str) -> bytes:
@@ -130,54 +131,76 @@ def rss_queues(records: np.ndarray, queues: int, l4: bool, key: bytes, reta_size
 
 @dataclass(frozen=True)
 class CaptureIndex:
-    """The one read of a capture that RSS spreads over several RX queues: each record's
-    frame as a file offset, its length, and its queue. The queues then read their
-    records by index (:class:`IndexedQueue`) from the file mapped into memory."""
+    """The one read of a capture that RSS spreads over several RX queues: the file
+    mapped into memory, each record's frame as an offset into it, its length, and its
+    queue. The queues then read their records by index (:class:`IndexedQueue`)."""
+    data: np.ndarray          # the file, mapped copy-on-write: shared by the queues (disjoint records)
     offsets: np.ndarray       # int64
-    caplen: np.ndarray        # int64
-    queue: np.ndarray         # int64
+    caplen: np.ndarray        # uint32
+    queue: np.ndarray         # uint8
     nanosecond: bool
     cut_short: str | None     # the reader's warning when the file ends inside a record
 
 
 def index_capture(reader: PcapReader, queues: int, l4: bool, key: bytes, reta_size: int) -> CaptureIndex | None:
-    """Read the capture once, hashing every record; None (the reader closed either way)
-    when its records cannot be found again in the mapped file — compressed, pcapng,
-    converted, cut to the snaplen: each queue then reads the capture itself
+    """Walk the capture once in the file mapped into memory, placing every record (no
+    copy of the file is read). None (the reader closed either way) when its records
+    cannot be found again in the mapping — compressed, pcapng, converted — or are not
+    what the reader hands over as stored: one cut to the snaplen, a damaged length (the
+    queues' readers say where). Each queue then reads the capture itself
     (:class:`RssQueue`)."""
     try:
         if not reader.mappable:
             return None
-        offsets, caplen, queue = [], [], []
-        while True:
-            before = reader.position
-            batch = reader.read(PIECE)
-            if not len(batch):
-                break
-            if reader.position - before != batch.record_bytes:        # a record cut to the snaplen
-                return None
-            offsets.append(before + 16 + batch.offsets - batch.offsets[0])
-            caplen.append(batch.caplen)
-            queue.append(rss_queues(batch.records, queues, l4, key, reta_size))
-        empty = np.zeros(0, np.int64)
-        return CaptureIndex(*(np.concatenate(parts) if parts else empty for parts in (offsets, caplen, queue)),
-                            reader.nanosecond, reader.cut_short())
+        # copy-on-write: the writers may put edited heads back into a batch's block, never into the file
+        data = np.memmap(reader.path, np.uint8, mode="c")
+        pos, end = reader.position, len(data)
+        room = (end - pos) // 16                     # the most records the file can hold: only those found are touched
+        # narrow columns: fresh memory costs more than the walk (queues: at most MAX_RX_QUEUE_PER_PORT)
+        offsets, caplen, queue = np.empty(room, np.int64), np.empty(room, np.uint32), np.empty(room, np.uint8)
+        walk = _walk_compiled if compiled.native() is not None else _walk_definition
+        n, pos = walk(data, pos, libpcap_snaplen(reader.snaplen), (queues, l4, key, reta_size), offsets, caplen, queue)
+        if n is None:
+            return None
+        return CaptureIndex(data, offsets[:n], caplen[:n], queue[:n], reader.nanosecond,
+                            reader.cut_at(pos) if pos < end else None)
     finally:
         reader.close()
+
+
+def _walk_definition(data: np.ndarray, pos: int, snap: int, rss: tuple, offsets: np.ndarray, caplen: np.ndarray,
+                     queue: np.ndarray) -> tuple[int | None, int]:
+    """:func:`index_capture`'s walk: the records laid out as rows a piece at a time, as a
+    reader lays them out, and hashed (:func:`rss_queues`). Returns how many records (None
+    at one the reader would not hand over as stored) and where the walk stopped."""
+    rows = np.empty((PIECE, RECORD_ROW), np.uint8)           # reused: only the hash reads them
+    n = 0
+    while True:
+        got, after, bad, frames = kernels.walk_rows(data, pos, len(data), min(PIECE, len(offsets) - n), False,
+                                                    MAX_CAPLEN, snap, offsets[n:], rows)
+        if bad or after - pos != 16 * got + frames:          # damage, or a record the reader cuts to the snaplen
+            return None, pos
+        if not got:
+            return n, pos
+        caplen[n:n + got] = header_field(rows[:got], CAPLEN)
+        queue[n:n + got] = rss_queues(rows[:got], *rss)
+        n, pos = n + got, after
+
+
+def _walk_compiled(data: np.ndarray, pos: int, snap: int, rss: tuple, offsets: np.ndarray, caplen: np.ndarray,
+                   queue: np.ndarray) -> tuple[int | None, int]:
+    """:func:`_walk_definition` by ``rss.c``'s ``rss_index``: the records placed where
+    they lie in the mapping, no row laid out."""
+    queues, l4, key, reta_size = rss
+    n, pos, stop = compiled.native().rss_index(_compiled_rss(l4, key, reta_size, queues), data, pos, len(data),
+                                                MAX_CAPLEN, snap, offsets, caplen, queue)
+    return (None if stop else n), pos
 
 
 def gather_rows(data: np.ndarray, offsets: np.ndarray, caplen: np.ndarray, rows: np.ndarray) -> None:
     """``rows``: the records whose frames are at ``offsets`` of the mapped classic pcap
     ``data`` (each record header just before its frame), as a reader lays them out."""
-    starts, widths = offsets - 16, 16 + np.minimum(caplen, RECORD_ROW - 16)
-    inside = int(np.searchsorted(starts, len(data) - RECORD_ROW, "right"))   # windows within the file
-    if inside:
-        kernels.gather_windows(data, starts[:inside], widths[:inside], rows[:inside])
-    if inside < len(offsets):                  # the capture's last records: from a zero-padded copy of its end
-        end = np.zeros(2 * RECORD_ROW, np.uint8)
-        tail = data[-RECORD_ROW:]
-        end[:len(tail)] = tail
-        kernels.gather_windows(end, starts[inside:] - (len(data) - len(tail)), widths[inside:], rows[inside:])
+    kernels.gather_windows(data, offsets - 16, 16 + np.minimum(caplen, RECORD_ROW - 16), rows)
 
 
 @dataclass(frozen=True)
@@ -219,8 +242,7 @@ class IndexedQueue:
         self._share, self._index = share, share.index
         self._mine = np.flatnonzero(self._index.queue == share.queue)    # its records' numbers in the capture
         self._next = 0
-        # copy-on-write: the writers may put edited heads back into a batch's block, never into the file
-        self._file = np.memmap(share.path, np.uint8, mode="c")
+        self._file = self._index.data
         self._rows = np.empty((0, RECORD_ROW), np.uint8)     # a batch's rows: reused, valid until the next read
         self.path, self.nanosecond, self.file_format = share.path, self._index.nanosecond, "pcap"
 
@@ -228,7 +250,7 @@ class IndexedQueue:
         """Up to ``max_records`` further records of this queue (fewer only at the end)."""
         mine = self._mine[self._next:self._next + max_records]
         self._next += len(mine)
-        offsets, caplen = self._index.offsets[mine], self._index.caplen[mine]
+        offsets, caplen = self._index.offsets[mine], self._index.caplen[mine].astype(np.int64)
         if len(self._rows) < len(mine):               # grown once: fresh pages cost more than the gather
             self._rows = np.empty((len(mine), RECORD_ROW), np.uint8)
         rows = self._rows[:len(mine)]

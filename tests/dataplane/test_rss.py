@@ -217,3 +217,41 @@ def test_captures_the_mapped_walk_leaves_to_the_reader(tmp_path, kernels, damage
             reader.close()
     assert [got[i] for i in range(len(frames))] == [frame[:64] for frame in frames]
     assert (warnings[0] is not None, warnings[1]) == (damage == "cut", None)
+
+
+def _frame(kind: int, length: int, seed: int) -> bytes:
+    """An Ethernet header of EtherType IPv4, IPv6 or other, then ``length`` random bytes;
+    mostly a plain IPv4 header's first bytes (no options, not a fragment), so that the
+    L4 ports are reached too."""
+    rng = np.random.default_rng(seed)
+    body = bytearray(rng.bytes(length))
+    if kind == 0 and length >= 8 and seed % 4:
+        body[0], body[6:8] = 0x45, b"\0\0"
+    return bytes(12) + (b"\x08\x00", b"\x86\xdd", b"\x08\x06")[kind] + bytes(body)
+
+
+@needs_twins
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 120), st.integers(0, 2**32)), max_size=60),
+       st.sampled_from([0, 40, 70, 65535]), st.integers(0, 20), st.booleans(), st.integers(1, 8), st.booleans())
+def test_the_compiled_index_walk_places_every_record_as_the_definition(tmp_path_factory, records, snaplen, cut,
+                                                                       damaged, queues, l4):
+    """``rss.c``'s ``rss_index`` against the walk over rows and ``rss_queues``: random
+    frames of every length (bytes past a short frame's end are the next record's, or
+    the end of the file), snaplens that cut them, a last record cut short, a damaged
+    length."""
+    frames = [_frame(*record) for record in records]
+    path = tmp_path_factory.mktemp("index") / "port0.pcap"
+    write_pcap(path, frames)
+    raw = bytearray(path.read_bytes())
+    raw[16:20] = snaplen.to_bytes(4, "little")
+    if damaged and frames:
+        raw[24 + 8:24 + 12] = (1 << 20).to_bytes(4, "little")      # the first record's captured length: damage
+    path.write_bytes(raw[:len(raw) - cut] if cut < len(raw) - 24 else raw)
+    got = []
+    for kernels in KERNELS:
+        with compiled.using(kernels):
+            index = rss_shares(path, queues, l4, DEFAULT_KEY, 128, OpenCaptures([path]))[0].index
+            got.append(index and (index.offsets.tolist(), index.caplen.tolist(), index.queue.tolist(),
+                                  index.cut_short))
+    assert got[0] == got[1]
