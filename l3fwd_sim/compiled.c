@@ -131,6 +131,14 @@ static int take_arrays(struct views *v, PyObject *const *objs, const struct arra
 
 /* ------------------------------------------------------------ capture */
 
+/* The end of a walk over records: the buffers released, (records, position after them,
+ * whether the walk stopped at one it cannot take). */
+static PyObject *walked(struct views *v, int64_t n, int64_t after, int stopped)
+{
+    release(v);
+    return Py_BuildValue("LLO", (long long)n, (long long)after, stopped ? Py_True : Py_False);
+}
+
 static PyObject *py_scan_records(PyObject *self, PyObject *args)
 {
     PyObject *buf_o, *out_o, *headers_o;
@@ -158,14 +166,12 @@ static PyObject *py_scan_records(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "scan_records: a range outside its arrays");
         goto fail;
     }
-    int64_t after;
+    int64_t after, n;
     int bad;
-    int64_t n;
     Py_BEGIN_ALLOW_THREADS
     n = scan_records(buf, pos, end, limit, big_endian, max_caplen, out, headers, stride, &after, &bad);
     Py_END_ALLOW_THREADS
-    release(&v);
-    return Py_BuildValue("LLO", (long long)n, (long long)after, bad ? Py_True : Py_False);
+    return walked(&v, n, after, bad);
 fail:
     release(&v);
     return NULL;
@@ -1249,8 +1255,7 @@ static PyObject *py_rss_index(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     got = rss_index(&r, buf, pos, end, n, max_caplen, snap, offsets, caplen, queue, &after, &stop);
     Py_END_ALLOW_THREADS
-    release(&v);
-    return Py_BuildValue("LLO", (long long)got, (long long)after, stop ? Py_True : Py_False);
+    return walked(&v, got, after, stop);
 fail:
     release(&v);
     return NULL;
