@@ -190,6 +190,18 @@ CONVERSIONS = {
 FRONT_ROOM = ETHER_HEADER
 
 
+# libpcap's linktype_to_dlt (pcap-common.c) on Linux: the LINKTYPE_ values whose DLT_ differs
+_DLT_OF = {100: 11, 101: 12, 102: 15, 103: 16, 106: 19}
+
+
+def libpcap_dlt(linktype: int) -> int:
+    """The DLT_ value libpcap gives a file's LINKTYPE_ ``linktype`` (on Linux): what
+    ``sf-pcapng.c`` compares every later interface's LINKTYPE_ with — so a pcapng file
+    whose first interface is raw IP (101 → DLT_RAW 12) has every further interface
+    rejected, raw IP or not."""
+    return _DLT_OF.get(linktype, linktype)
+
+
 def conversion(linktype: int) -> Conversion | None:
     """``None`` for Ethernet; the :class:`Conversion` of a convertible link type; else
     raise ``ValueError`` with a message naming the link type."""

@@ -43,11 +43,12 @@ from ..errors import SimError
 from . import kernels
 from .atomic import AtomicFile, Committable, naming
 from .linktypes import ETHERNET as LINKTYPE_ETHERNET
-from .linktypes import Conversion, conversion
+from .linktypes import Conversion, conversion, link_name
 from .records import (CAPLEN, HEAD_BYTES, MAX_CAPLEN, PCAP_SECONDS, READ_BLOCK, RECORD_ROW, WIRELEN, RecordBatch,
                       header_field, headers_to_little_endian, libpcap_snaplen, padded, record_headers, strip_fcs,
                       utc_text)
 from .location import as_location, is_url, open_binary
+from .reading import Reading
 from .source import Source
 
 _MAGIC = {0xA1B2C3D4: False, 0xA1B23C4D: True}   # magic -> nanosecond timestamps
@@ -61,19 +62,26 @@ _LT_FCS_PRESENT = 0x04000000  # libpcap pcap-common.h: FCS length in the top 4 b
 class PcapReader:
     """Streaming reader of a classic pcap file; :class:`~l3fwd_sim.capture.pcapng.PcapngReader`
     reads pcapng on the same machinery. :func:`~l3fwd_sim.capture.offline.open_offline`
-    picks the one a file needs. With ``any_link`` (what ``compare`` reads) frames of
-    every link type are handed out as stored: none is converted to Ethernet or refused."""
+    picks the one a file needs. ``reading`` (``reading.py``) says what is done beyond
+    libpcap: ``conveniences`` lists each such thing this file needed, ``rx_errors``
+    counts the records libpcap would fail to read (``Reading.LIBPCAP``: those are
+    skipped)."""
 
     file_format = "pcap"  # what a run's ``--output-format auto`` sees
     _MIN_RECORD = 16     # smallest record: a classic record header
     _FRONT = 0           # free bytes kept before the unparsed data when compacting
 
-    def __init__(self, path: str | os.PathLike, source: Source | None = None, any_link: bool = False):
+    def __init__(self, path: str | os.PathLike, source: Source | None = None, reading: Reading = Reading.ETHERNET):
         self.path = as_location(path)
-        self.any_link = any_link
+        self.reading = reading
+        self.conveniences: list[str] = []     # what Reading.ETHERNET did beyond libpcap, one line each
+        self.rx_errors = 0                    # packets libpcap fails to read (skipped: Reading.LIBPCAP)
         self._source = source or Source(self.path)   # opened once: the input may be a pipe
         self._file = self._source.file
         self.gzip = self._source.gzip
+        if self.gzip and reading is Reading.ETHERNET:
+            self.conveniences.append(f"{self.path}: gzip-compressed, read here; real net_pcap cannot open it (libpcap: "
+                                     "unknown file format): the port fails to probe and EAL renumbers the others")
         self._buf = np.empty(READ_BLOCK + HEAD_BYTES, np.uint8)  # slack keeps head views in bounds (never zeroed: 0.7 ms)
         self._start = self._end = 0       # unparsed bytes are _buf[_start:_end]
         self._file_pos = 0                # file offset (of the decompressed data) of _buf[_start]
@@ -108,18 +116,34 @@ class PcapReader:
         self._snap = libpcap_snaplen(self.snaplen)
         self.linktype = network & 0xFFFF                                   # libpcap LT_LINKTYPE
         self._fcs = 2 * (network >> 28) if network & _LT_FCS_PRESENT else 0
-        if self.linktype != LINKTYPE_ETHERNET:
+        if self.linktype != LINKTYPE_ETHERNET or not self.reading.strips_fcs:
             self._fcs = 0
-        try:
-            self._link: Conversion | None = None if self.any_link else conversion(self.linktype)
-        except ValueError as err:
-            self._fail(str(err))
+        if self._fcs and self.reading is Reading.ETHERNET:
+            self.conveniences.append(f"{self.path}: each frame's {self._fcs}-byte FCS removed here; real net_pcap "
+                                     "keeps it (libpcap hands the frame over as stored)")
+        self._link = self._link_conversion(self.linktype)
         # The strided fast path takes records exactly as stored; anything to adjust goes
         # through the walk.
         self._plain = self._link is None and not self._fcs
         self._unpack = struct.Struct(order + "IIII").unpack_from
         self._u4 = np.dtype(order + "u4")
         self._advance(24)
+
+    def _link_conversion(self, linktype: int, where: str = "", offset: int | None = None) -> Conversion | None:
+        """How frames of ``linktype`` become Ethernet (None: as stored), as ``reading``
+        wants; ``where``/``offset``: the interface that has it, in a refusal."""
+        if not self.reading.converts:
+            return None
+        try:
+            link = conversion(linktype)
+        except ValueError as err:
+            self._fail(f"{where}{err}", offset)
+        if link is not None:
+            self.conveniences.append(
+                f"{self.path}: {where}link type {linktype} ({link_name(linktype)}) converted to Ethernet here; real "
+                "net_pcap takes each record as an Ethernet frame (most go back out of their input port with their "
+                "first 12 bytes overwritten)")
+        return link
 
     def _fail(self, what: str, offset: int | None = None):
         self.close()

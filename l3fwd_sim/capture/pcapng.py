@@ -7,11 +7,15 @@ Section Header Block; it streams records exactly like the classic reader.
   file may mix byte orders, which libpcap refuses but the format allows) and starts a
   fresh list of interfaces. Major version 1 only, as libpcap.
 * **Interfaces** (IDB): link type, snaplen and the time-stamp options ``if_tsresol``
-  (10^-n or 2^-n seconds; default 10^-6) and ``if_tsoffset`` (seconds added). Every
-  interface must be Ethernet or a link type ``linktypes.py`` converts, or the file is
-  refused naming the interface (with ``any_link``, every link type is read as stored).
-  Interfaces may differ in link type and snaplen (libpcap refuses a file whose
-  interfaces differ from the first one; each keeps its own here).
+  (10^-n or 2^-n seconds; default 10^-6) and ``if_tsoffset`` (seconds added). Read as
+  ``Reading.ETHERNET``, every interface must be Ethernet or a link type ``linktypes.py``
+  converts, or the file is refused naming the interface (``AS_STORED`` and ``LIBPCAP``
+  take every link type as stored). Interfaces may differ in link type and snaplen, each
+  keeping its own — except as ``Reading.LIBPCAP``: libpcap rejects an interface whose
+  link type (its DLT, ``linktypes.libpcap_dlt``) or adjusted snaplen differs from the
+  file's first interface, and every packet naming an interface it has no description of
+  is a read error (``rx_errors``), as is a packet captured beyond the first interface's
+  snaplen (``sf-pcapng.c``: "invalid packet capture length").
   ``if_fcslen`` is ignored, as libpcap and Wireshark ignore it (whether it counts bits
   or bytes is an open question of the format).
 * **Packets**: Enhanced Packet Blocks and the obsolete Packet Blocks carry interface,
@@ -48,8 +52,9 @@ import numpy as np
 
 from .. import compiled
 from . import kernels
-from .linktypes import FRONT_ROOM, Conversion, conversion
+from .linktypes import FRONT_ROOM, Conversion, libpcap_dlt
 from .pcap import PcapReader
+from .reading import Reading
 from .records import (CAPLEN, HEAD_BYTES, MAX_CAPLEN, PCAP_SECONDS, READ_BLOCK, RECORD_ROW, WIRELEN, libpcap_snaplen,
                       record_headers, utc_text)
 
@@ -134,8 +139,9 @@ class PcapngReader(PcapReader):
     # -----------------------------------------------------------------------------------
     def _walk(self, limit: int, parts: list) -> int:
         """Walk blocks until ``limit`` packets were taken (stopping before the next
-        packet block) or the data ends; returns the number of packets."""
-        if (k := compiled.native()) is not None:
+        packet block) or the data ends; returns the number of packets. libpcap's read
+        errors (``Reading.LIBPCAP``) are found by the block-by-block walk only."""
+        if (k := compiled.native()) is not None and self.reading is not Reading.LIBPCAP:
             return self._walk_compiled(k, limit, parts)
         return self._walk_blocks(limit, parts)
 
@@ -173,6 +179,9 @@ class PcapngReader(PcapReader):
                 else:
                     ifid, _drops, hi, lo, cap, wire = self._pb(self._buf, pos + 8)
                 iface = self._packet_interface(ifid, pos)
+                if iface is None or self._read_error(cap):
+                    self._skip_packet(length)
+                    continue
                 if cap > MAX_CAPLEN:
                     self._fail(f"packet captured length {cap} exceeds {MAX_CAPLEN} (damaged file?)",
                                self._offset(pos))
@@ -187,6 +196,9 @@ class PcapngReader(PcapReader):
                 if length < 16:
                     self._fail(f"Simple Packet Block of {length} bytes is too short", self._offset(pos))
                 iface = self._packet_interface(0, pos)
+                if iface is None:
+                    self._skip_packet(length)
+                    continue
                 wire = self._u32(self._buf, pos + 8)[0]
                 cap = min(wire, self._interfaces[iface].snap)
                 if 16 + cap > length:
@@ -218,6 +230,17 @@ class PcapngReader(PcapReader):
                               np.array(wirelen, np.int64), np.array(stamps, np.int64), np.array(owner, np.int64))
         return len(offsets)
 
+    def _read_error(self, cap: int) -> bool:
+        """``Reading.LIBPCAP``: a packet captured beyond the snapshot length of the
+        file's first interface fails to read."""
+        return self.reading is Reading.LIBPCAP and cap > self._interfaces[0].snap
+
+    def _skip_packet(self, length: int) -> None:
+        """A packet block libpcap fails to read: counted, skipped (net_pcap counts an
+        RX error and reads on at the next call)."""
+        self.rx_errors += 1
+        self._advance(length)
+
     def _drop_parsed(self, since: int) -> None:
         """Forget the parsed bytes ``[since, _start)`` (blocks that hold no packet) by
         moving the unparsed rest down over them: what was handed out before ``since``
@@ -229,8 +252,12 @@ class PcapngReader(PcapReader):
     def _offset(self, pos: int) -> int:
         return self._file_pos + pos - self._start
 
-    def _packet_interface(self, ifid: int, pos: int) -> int:
+    def _packet_interface(self, ifid: int, pos: int) -> int | None:
+        """The file-wide index of the section's interface ``ifid``; None where libpcap
+        fails to read the packet (``Reading.LIBPCAP``: no description of it)."""
         if ifid >= len(self._section):
+            if self.reading is Reading.LIBPCAP:
+                return None
             self._fail(f"packet of interface {ifid}, but its section describes "
                        f"{len(self._section)} interface(s)", self._offset(pos))
         return self._section[ifid]
@@ -276,13 +303,27 @@ class PcapngReader(PcapReader):
             if len(value) != 8:
                 self._fail(f"{where}: if_tsoffset option of {len(value)} bytes (must be 8)", self._offset(pos))
             tsoffset = struct.unpack(self._order + "q", value)[0]
-        try:
-            link = None if self.any_link else conversion(linktype)
-        except ValueError as err:
-            self._fail(f"{where}: {err}", self._offset(pos))
+        if self._interfaces and (rejected := self._libpcap_rejects(linktype, snaplen)):
+            if self.reading is Reading.LIBPCAP:          # not described: its packets fail to read
+                return
+            if self.reading is Reading.ETHERNET:
+                self.conveniences.append(f"{self.path}: pcapng {where} read here, though libpcap rejects it "
+                                         f"({rejected}): real net_pcap counts every packet on it as an RX error")
+        link = self._link_conversion(linktype, f"{where}: ", self._offset(pos))
         self._section.append(len(self._interfaces))
         self._interfaces.append(Interface(index, name, linktype, snaplen, units, tsoffset, link))
         self._columns = None
+
+    def _libpcap_rejects(self, linktype: int, snaplen: int) -> str | None:
+        """libpcap's message for an interface after the file's first one that it
+        rejects (``sf-pcapng.c``), or None."""
+        first = self._interfaces[0]
+        if libpcap_dlt(first.linktype) != linktype:
+            return f"an interface has a type {linktype} different from the type of the first interface"
+        if libpcap_snaplen(snaplen) != first.snap:
+            return f"an interface has a snapshot length {snaplen} different from the snapshot length of the first " \
+                   "interface"
+        return None
 
     def _options(self, start: int, end: int) -> dict[int, bytes]:
         """First value of each option code; a malformed tail of options is ignored (the

@@ -12,8 +12,10 @@ from ..capture.location import as_location
 from ..capture.writers import OUTPUT_FORMATS
 from ..dataplane.stats import format_table
 from ..errors import SimError
-from ..l3fwd.args import (EVENT_MODE, LOOKUPS, choose_lookup, parse_link_speed, parse_mbcache, parse_mode,
+from ..l3fwd.args import (LOOKUPS, check_event_options, choose_lookup, parse_link_speed, parse_mbcache, parse_mode,
                           parse_queue_size)
+from ..l3fwd.event import EVENT_MODE_REFUSED
+from ..numbers import c_atoi
 from . import tell
 
 
@@ -106,12 +108,12 @@ _APP_OPTIONS = {
     "--mbcache": (False, "Mempool cache size, at most 512 (checked; no effect)."),
     "--hash-entry-num": (False, "Ignored, as l3fwd ignores it since v23.03."),
     "--eth-link-speed": (False, "Forced link speed; 10 and 100 are refused, as l3fwd does (else no effect)."),
-    "--mode": (False, "poll (modelled); eventdev is refused."),
-    "--eventq-sched": (False, "Event mode only: refused."),
-    "--event-eth-rxqs": (False, "Event mode only: refused."),
-    "--event-vector": (True, "Event mode only: refused."),
-    "--event-vector-size": (False, "Event mode only: refused."),
-    "--event-vector-tmo": (False, "Event mode only: refused."),
+    "--mode": (False, "poll (modelled); eventdev is refused, as real l3fwd over net_pcap cannot run it."),
+    "--eventq-sched": (False, "Event mode only: refused in poll mode, as l3fwd does."),
+    "--event-eth-rxqs": (False, "Event mode only: refused in poll mode, as l3fwd does."),
+    "--event-vector": (True, "Event vectorization: accepted in poll mode, no effect (as in l3fwd)."),
+    "--event-vector-size": (False, "With --event-vector (no effect in poll mode)."),
+    "--event-vector-tmo": (False, "With --event-vector (no effect in poll mode)."),
 }
 
 
@@ -127,11 +129,15 @@ def l3fwd_app_options(command):
     return command
 
 
-def check_app_options(app: dict) -> list[str]:
-    """l3fwd's checks of those options; the notes it prints."""
-    for option in _APP_OPTIONS:
-        if option.startswith("--event") and app[_param(option)]:
-            raise SimError(f"{option}: {EVENT_MODE}")
+def check_app_options(app: dict, config: bool) -> list[str]:
+    """l3fwd's checks of those options (``config``: --config was given); the notes it
+    prints. Event mode is refused after them: real l3fwd cannot run it over net_pcap."""
+    event_mode = parse_mode(app["mode"], False) if app["mode"] is not None else False
+    notes = check_event_options(event_mode, config, app["eventq_sched"] is not None,
+                                app["event_eth_rxqs"] is not None, app["event_vector"],
+                                c_atoi(app["event_vector_size"] or "0"), c_atoi(app["event_vector_tmo"] or "0"))
+    if event_mode:
+        raise SimError(f"--mode eventdev: {EVENT_MODE_REFUSED}")
     for option in ("--rx-queue-size", "--tx-queue-size"):
         if app[_param(option)] is not None:
             parse_queue_size(app[_param(option)], option)
@@ -139,9 +145,7 @@ def check_app_options(app: dict) -> list[str]:
         parse_mbcache(app["mbcache"])
     if app["eth_link_speed"] is not None:
         parse_link_speed(app["eth_link_speed"])
-    if app["mode"] is not None:
-        parse_mode(app["mode"])
-    return ["Hash entry number will be ignored"] if app["hash_entry_num"] is not None else []
+    return notes + (["Hash entry number will be ignored"] if app["hash_entry_num"] is not None else [])
 
 
 def output_format_option(auto: str):

@@ -84,7 +84,7 @@ def command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, rule_ipv4
     if report:
         check_report_dir(outdir)
     lookup = lookup_method(lookup, lpm_flag, em_flag)
-    notes = check_app_options(app)
+    notes = check_app_options(app, config is not None)
     rx_burst, rx_note = parse_pkt_burst(rx_burst, True, DEFAULT_PKT_BURST)
     tx_burst, tx_note = parse_pkt_burst(tx_burst, False, DEFAULT_PKT_BURST)
     rx_queues = find_rx_queues(list(inputs))

@@ -40,7 +40,7 @@ from ..capture.writers import PortOutputs
 from ..errors import SimError
 from ..numbers import brief
 from ..text import printable
-from .lcore import Lcore, main_loop, open_readers, report_cut_short
+from .lcore import Lcore, main_loop, open_readers, report_inputs
 from .polling import receive, skip_records
 from .stats import RunStats
 from .trace import BurstTracer, Describe, Spool
@@ -104,7 +104,7 @@ def forward_chunk(lcore: Lcore, chunk: int, rounds: int, indexes: list[CaptureIn
             main_loop(lcore, receive(readers, lcore.rx_burst, lcore.chunk_packets, (0, rounds)), outputs, stats, log,
                       trace=tracer)
             if (chunk + 1) * rounds * lcore.rx_burst >= max(index.records for index in indexes):
-                report_cut_short(readers, stats)        # the last chunk read every input to its end
+                report_inputs(readers, stats)        # the last chunk read every input to its end
         outputs.commit()
         if tracer:
             spool.end_chunk(chunk, tracer.traced, tracer.sent)

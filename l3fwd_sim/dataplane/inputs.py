@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..capture.location import Location, as_location, list_directory
+from ..capture.reading import Reading
 from ..errors import SimError
 from ..numbers import brief, parse_int
 from .ports import MAX_PORTS
@@ -86,6 +87,7 @@ class PortInputs:
     be given as strings."""
     inputs: dict[int, Location]       # a path, or an fsspec URL (capture/location.py)
     outdir: Location
+    reading: Reading = Reading.ETHERNET   # LIBPCAP: a verbatim command line's rx_pcap files (capture/reading.py)
 
     def __post_init__(self):
         if not str(self.outdir):                  # Path("") would be the current directory

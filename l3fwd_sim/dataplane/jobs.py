@@ -21,7 +21,7 @@ from typing import Callable
 
 from ..capture.writers import PortOutputs
 from ..errors import SimError
-from .lcore import Lcore, main_loop, open_readers, report_cut_short
+from .lcore import Lcore, main_loop, open_readers, report_inputs
 from . import polling
 from .stats import RunStats
 from .trace import BurstTracer, Spool
@@ -113,7 +113,7 @@ def _forward_share(k: int, jobs: int, lcore: Lcore, outputs: PortOutputs, stats:
                 spool.end_chunk(chunk, tracer.traced, tracer.sent)
                 stats.traced += tracer.traced
         if k == 0:
-            report_cut_short(readers, stats)
+            report_inputs(readers, stats)
     return logs
 
 

@@ -77,7 +77,7 @@ def forward_all(lcore: Lcore, outdir: Path, stats: RunStats, tx=None) -> list:
             tracer = BurstTracer(tracing.limit, tracing.lcore, tracing.rx_queues, lcore.tx_ports, sink)
         with open_readers(lcore.inputs, lcore.captures) as readers:
             main_loop(lcore, receive(readers, lcore.rx_burst, lcore.chunk_packets), outputs, stats, tx, trace=tracer)
-            report_cut_short(readers, stats)
+            report_inputs(readers, stats)
         outputs.commit()
         if trace_file:
             trace_file.commit()
@@ -111,11 +111,14 @@ def open_readers(inputs: list[tuple[int, Path | RssShare]], captures: OpenCaptur
             reader.close()
 
 
-def report_cut_short(readers: list[tuple[int, PcapReader]], stats: RunStats) -> None:
-    """After reading to the end: a warning per input that ends inside a record."""
+def report_inputs(readers: list[tuple[int, PcapReader]], stats: RunStats) -> None:
+    """After reading to the end: a warning per input that ends inside a record, and
+    the packets libpcap failed to read (``rx_errors``, counted as dropped)."""
     for port, reader in readers:
         if (warning := reader.cut_short()) is not None:
             stats.input_cut_short(port, warning)
+        if reader.rx_errors:
+            stats.rx_errors(port, reader.rx_errors)
 
 
 def main_loop(lcore: Lcore, received, outputs: PortOutputs, stats: RunStats, tx, turn=None,

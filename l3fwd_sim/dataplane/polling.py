@@ -20,6 +20,7 @@ from .. import compiled
 from ..capture.batch import PacketBatch
 from ..capture.pcap import PcapReader
 from ..capture.records import CAPLEN, RECORD_ROW, RecordBatch, header_field
+from . import rx
 
 SUPER_BURST_BYTES = 6 << 20     # 64K records of 64-byte frames
 
@@ -76,6 +77,7 @@ def receive(readers: list[tuple[int, PcapReader]], rx_burst: int, chunk_packets:
         for k in list(active):
             port, reader = readers[k]
             records = reader.read(n_rounds * rx_burst)
+            rx.set_pkt_len(records)
             if len(records) < n_rounds * rx_burst:
                 active.remove(k)
             if len(records):

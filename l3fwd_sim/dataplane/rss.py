@@ -268,6 +268,8 @@ class IndexedQueue:
         """The capture's warning, told once for all its queues."""
         return self._index.cut_short if self._share.queue == 0 else None
 
+    rx_errors = 0            # a mapped capture is a classic pcap: every record reads
+
     def close(self) -> None:
         self._file = None
 
@@ -314,6 +316,11 @@ class RssQueue:
     def cut_short(self) -> str | None:
         """The capture's warning, told once for all its queues."""
         return self._reader.cut_short() if self._share.queue == 0 else None
+
+    @property
+    def rx_errors(self) -> int:
+        """The capture's read errors, told once for all its queues."""
+        return self._reader.rx_errors if self._share.queue == 0 else 0
 
     def close(self) -> None:
         self._reader.close()

@@ -6,11 +6,15 @@
   overhead) one mbuf cannot hold: :func:`rx_queue_setup`.
 * ``eth_pcap_rx`` drops a record longer than the data room without handing it over;
   it still took one of the ``rx_burst`` slots of that call: :func:`oversize`.
+* ``eth_pcap_rx`` sets the mbuf's ``pkt_len`` to the record's captured length, and the
+  TX side writes ``len = pkt_len``: a record cut by the capture's snaplen (96 of 1514
+  bytes) leaves with wire length = captured length (96/96): :func:`set_pkt_len`.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ..capture.records import RecordBatch
 from ..errors import SimError
 
 MBUF_DATA_ROOM = 2048
@@ -27,3 +31,11 @@ def rx_queue_setup(max_rx_pkt_len: int) -> None:
 def oversize(caplen: np.ndarray) -> np.ndarray:
     """The records ``eth_pcap_rx`` drops: longer than one mbuf."""
     return caplen > MBUF_DATA_ROOM
+
+
+def set_pkt_len(records: RecordBatch) -> None:
+    """What ``eth_pcap_rx`` makes of each record's lengths: ``pkt_len = caplen``. The
+    record headers of ``records`` (whose TX records are laid out from them) get their
+    wire length replaced by the captured length, in place."""
+    lengths = records.records[:, 8:16].view("<u4")          # (caplen, wire length) per record
+    lengths[:, 1] = lengths[:, 0]

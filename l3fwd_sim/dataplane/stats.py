@@ -21,6 +21,7 @@ from .ports import MAX_PORTS
 # the application's own (an application's code i + 1 is its reasons[i]).
 RX_DROPS = (
     "oversize",          # longer than the 2048-byte mbuf, no RX scatter: net_pcap drops it on receive
+    "rx_error",          # libpcap fails to read it (a pcapng interface it rejects): net_pcap counts an RX error
 )
 
 
@@ -36,6 +37,7 @@ class RunStats:
         self.stage_seconds: dict[str, float] = {}
         self.setup_seconds: dict[str, float] = {}   # one-time costs: table builds
         self.warnings: list[str] = []
+        self.conveniences: list[str] = []     # where reading the inputs went beyond libpcap (capture/reading.py)
         self.cut_short: dict[int, int] = {}   # RX port -> records lost to a cut-short input (0 or 1)
         self.elapsed = 0.0
         self.tx_model = None
@@ -113,6 +115,19 @@ class RunStats:
         if other.hits is not None:
             self.hits.merge(other.hits)
 
+    def rx_errors(self, port: int, packets: int) -> None:
+        """``packets`` of port ``port``'s input that libpcap failed to read: received
+        (they are in the capture) and dropped as ``rx_error``."""
+        self.count(np.full(packets, port, np.int64), np.full(packets, self.code("rx_error"), np.uint8),
+                   np.full(packets, -1, np.int64))
+
+    def note_conveniences(self, lines: list[str]) -> None:
+        """Where the inputs were read beyond what libpcap (so real DPDK) reads: each line
+        is a warning, and stats.json lists them — these outputs are not what real l3fwd
+        transmits."""
+        self.conveniences = list(lines)
+        self.warnings.extend(lines)
+
     def input_cut_short(self, port: int, warning: str) -> None:
         """Port ``port``'s input ends inside a record: warn once, count the lost record
         (it was never received, so it is not in ``rx``)."""
@@ -178,6 +193,7 @@ class RunStats:
             **({"lcores": self._lcores_view(total_rx)} if len(self.lcores) > 1 else {}),
             "trace": self.trace,
             "warnings": self.warnings,
+            "conveniences": self.conveniences,
         }
         if self.rules is not None:
             result["rules"] = self.rules

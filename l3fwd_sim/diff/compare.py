@@ -63,6 +63,7 @@ import numpy as np
 
 from ..capture.linktypes import ETHERNET, link_name
 from ..capture.offline import open_offline
+from ..capture.reading import Reading
 from ..dataplane.inputs import find_inputs
 from ..errors import SimError
 from .align import align
@@ -120,7 +121,7 @@ class Capture:
 
 def load_capture(path: str | Path) -> Capture:
     """Read a whole capture, frames as stored (SimError if it is not one, or damaged)."""
-    reader = open_offline(path, any_link=True)
+    reader = open_offline(path, Reading.AS_STORED)
     try:
         data = np.zeros(Path(path).stat().st_size + _WORD, np.uint8)   # grown if gzip'd
         fill = 0

@@ -9,12 +9,13 @@ from __future__ import annotations
 import getopt
 import os
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ..dataplane.queues import MAX_LCORE
 from ..errors import SimError
 from ..numbers import brief
-from .net_pcap import PcapVdev, parse_vdev
+from .net_pcap import NoSuchPort, PcapVdev, parse_vdev
 
 # options that change nothing for pcap files (memory, logging, process, drivers, tracing)
 _QUIET_SHORT = "n:m:r:d:s:S:v"
@@ -27,15 +28,50 @@ _QUIET_LONG = ("no-huge", "no-pci", "no-telemetry", "telemetry", "in-memory", "n
 _SHORT = "l:c:a:b:w:" + _QUIET_SHORT
 _LONG = ("lcores=", "vdev=", "proc-type=", "allow=", "block=", "pci-whitelist=", "pci-blacklist=", *_QUIET_LONG)
 _RANGE = re.compile(r"([0-9]+)(?:-([0-9]+))?")
+EVENT_SW = "event_sw"              # the software event device: accepted, opened only in event mode
 
 
 @dataclass
 class Eal:
-    """What ``rte_eal_init`` leaves for the application: enabled lcores (ascending) and
-    the ports, one per ``--vdev`` in command-line order (port id = position)."""
+    """What ``rte_eal_init`` leaves for the application: enabled lcores (ascending), the
+    ports — one per ``--vdev net_pcap`` that probed, in command-line order (port id =
+    position) — the event devices (``--vdev event_sw0``: only event mode opens them), and
+    the vdevs whose probe failed, each with net_pcap's message."""
     lcores: list[int]
     vdevs: list[PcapVdev] = field(default_factory=list)
     main_lcore: int | None = None
+    eventdevs: list[str] = field(default_factory=list)
+    unprobed: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def console(self) -> list[str]:
+        """What EAL and net_pcap printed of the probe."""
+        return [line for name, message in self.unprobed for line in (message, f"EAL: Failed to probe device {name}")]
+
+    @property
+    def warnings(self) -> list[str]:
+        """One line per vdev whose probe failed: what it costs the run."""
+        return [f"{message.split('): ', 1)[1]}: {name} failed to probe, so it is no port (its tx_pcap files are not "
+                f"created) and the vdevs after it take its port ids; ports: "
+                f"{', '.join(f'{port}={vdev.name}' for port, vdev in enumerate(self.vdevs)) or 'none'}"
+                for name, message in self.unprobed]
+
+    @contextmanager
+    def explaining_ports(self):
+        """A refusal for a port id no device has gets the probe failures that explain it."""
+        try:
+            yield
+        except NoSuchPort as err:
+            raise NoSuchPort(f"{err}{self.probe_note()}") from None
+
+    def probe_note(self) -> str:
+        """Why the ports are fewer than the vdevs given ("" when every vdev probed): what
+        a refusal about a missing port needs to be understood."""
+        if not self.unprobed:
+            return ""
+        failed = "; ".join(f"{name} failed to probe ({message.split('): ', 1)[1]})" for name, message in self.unprobed)
+        ports = ", ".join(f"{port}={vdev.name}" for port, vdev in enumerate(self.vdevs)) or "none"
+        return f" ({failed}; ports: {ports})"
 
 
 def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -131,6 +167,7 @@ def parse_eal(argv: list[str]) -> Eal:
     lcores: list[int] | None = None
     lcore_option = ""
     vdevs: list[PcapVdev] = []
+    eventdevs: list[str] = []
     main_lcore = None
     for opt, value in getopt_long(argv, _SHORT, _LONG, "EAL"):
         if opt in ("-l", "-c", "--lcores"):
@@ -139,11 +176,12 @@ def parse_eal(argv: list[str]) -> Eal:
             lcores = {"-l": lambda v: parse_corelist(v, "-l"), "-c": parse_coremask,
                       "--lcores": parse_lcores_map}[opt](value)
             lcore_option = opt
+        elif opt == "--vdev" and value.startswith(EVENT_SW):
+            eventdevs.append(value.partition(",")[0])
         elif opt == "--vdev":
             vdev = parse_vdev(value)
             if any(v.name == vdev.name for v in vdevs):
                 raise SimError(f"--vdev {vdev.name}: given twice (each device name once)")
-            vdev.probe()
             vdevs.append(vdev)
         elif opt in ("-a", "-b", "-w", "--allow", "--block", "--pci-whitelist", "--pci-blacklist"):
             raise SimError(f"EAL {opt} {brief(value)}: PCI devices are not modelled; every port is a "
@@ -159,4 +197,6 @@ def parse_eal(argv: list[str]) -> Eal:
         if not (main_lcore.isascii() and main_lcore.isdigit() and len(digits) <= 18 and int(digits) in lcores):
             raise SimError(f"EAL --main-lcore {brief(main_lcore)}: not one of the enabled lcores {lcores}")
         main_lcore = int(digits)
-    return Eal(lcores, vdevs, main_lcore if main_lcore is not None else lcores[0])
+    probed = [(vdev, vdev.probe()) for vdev in vdevs]            # the bus probe, once every option is read
+    return Eal(lcores, [vdev for vdev, failed in probed if not failed], main_lcore if main_lcore is not None else lcores[0],
+               eventdevs, [(vdev.name, failed) for vdev, failed in probed if failed])

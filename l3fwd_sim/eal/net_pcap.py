@@ -16,6 +16,14 @@
   per 1M packets saved); the frames, which are what real runs are compared on, are the same.
 * Live interfaces (``iface``, ``rx_iface``, ``rx_iface_in``, ``tx_iface``) and
   ``infinite_rx`` have no meaning on files here: refused.
+* The probe opens every ``rx_pcap`` with libpcap (``open_single_rx_pcap``) before it
+  creates any tx file. A file libpcap cannot read — gzip'd, another format, a damaged
+  header — fails the probe: the vdev is no port at all, EAL goes on, and the vdevs after
+  it take the port ids from there on (capture_edges 04 and 25). A file that cannot be
+  opened at all is refused here instead, naming it (a typo, most likely). The
+  ``rx_pcap`` files are then read as libpcap reads them (``capture/reading.py``).
+* ``rte_eth_dev_info_get`` of a port id no vdev has fails (``-ENODEV``): l3fwd asks it
+  for the port of every route it installs (:class:`NoSuchPort`).
 """
 from __future__ import annotations
 
@@ -28,8 +36,10 @@ from typing import Callable
 
 from ..capture.atomic import create_new
 from ..capture.location import as_location, identity, is_url
+from ..capture.offline import open_offline
 from ..capture.outdir import publish_files
 from ..capture.pcap import PcapWriter
+from ..capture.reading import NotACapture, Reading
 from ..errors import SimError
 from ..numbers import brief
 
@@ -58,10 +68,19 @@ class PcapVdev:
         """``max_tx_queues``: one per tx_pcap, or a dropping one per rx_pcap."""
         return len(self.tx_pcap) or len(self.rx_pcap)
 
-    def probe(self) -> None:
-        """What ``pmd_pcap_probe`` checks of the files: every rx_pcap opens."""
+    def probe(self) -> str | None:
+        """What ``pmd_pcap_probe`` makes of the files: None if every rx_pcap opens as
+        libpcap opens it, else net_pcap's message for the first that does not (the probe
+        fails). A pipe is not opened here: it can be read only once."""
         for path in self.rx_pcap:
-            identity(as_location(path))
+            location = as_location(path)
+            if not identity(location)[1]:
+                continue
+            try:
+                open_offline(location, Reading.LIBPCAP).close()
+            except NotACapture as err:
+                return f"ETH_PCAP: open_single_rx_pcap(): Couldn't open {path}: {err.reason}"
+        return None
 
     def configure(self, port: int, nb_rxq: int, nb_txq: int, relax_rx_offload: bool) -> None:
         """``rte_eth_dev_configure`` as l3fwd calls it: l3fwd's message on failure."""
@@ -77,13 +96,25 @@ class PcapVdev:
             raise SimError(f"Cannot configure device: err={CONFIGURE_EINVAL}, port={port} ({why})")
 
 
+class NoSuchPort(SimError):
+    """``rte_eth_dev_info_get`` of a port id that no device has: the application's own
+    message (it exits)."""
+
+
+def dev_info_get(vdevs: list[PcapVdev], port: int, message: str) -> None:
+    """``rte_eth_dev_info_get(port)`` as an application calls it: it fails (-ENODEV) for
+    a port id beyond the probed vdevs, and the application exits with ``message``."""
+    if port >= len(vdevs):
+        raise NoSuchPort(message)
+
+
 def parse_vdev(text: str) -> PcapVdev:
     """``--vdev`` as EAL and ``rte_kvargs`` read it: ``NAME[,key=value]...``."""
     name, _, args = text.partition(",")
     name = name.strip()
     if not name.startswith(DRIVER_NAMES):
-        raise SimError(f"--vdev {brief(text)}: only net_pcap devices are modelled (ports read and write pcap "
-                       f"files); got {name!r}")
+        raise SimError(f"--vdev {brief(text)}: only net_pcap devices are modelled (ports read and "
+                       f"write pcap files; and event_sw, the event device); got {name!r}")
     vdev = PcapVdev(name)
     for pair in filter(None, args.split(",")):
         key, eq, value = pair.partition("=")

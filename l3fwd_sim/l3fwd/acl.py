@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..dataplane.stats import RX_DROPS
 from ..dataplane.tx import account_multi, account_simple
 from ..tables.acl import BITMASK, MASK, RANGE, AclField, AclTable
 from . import ptype
@@ -115,8 +116,8 @@ def classify_burst(routes: AclRoutes, heads: np.ndarray, caplen: np.ndarray, tra
 
 
 # Drops of the classification step, by reason code: a burst with any of them is sent
-# packet by packet (the last code is the dataplane's RX drop, which never reaches here).
-STEP_DROPS = np.zeros(len(REASON_CODE) + 2, np.uint8)
+# packet by packet (the last codes are the port's RX drops, which never reach here).
+STEP_DROPS = np.zeros(1 + len(REASON_CODE) + len(RX_DROPS), np.uint8)
 STEP_DROPS[[REASON_CODE[r] for r in ("acl_deny", "acl_miss", "unknown_ptype", "truncated")]] = 1
 
 

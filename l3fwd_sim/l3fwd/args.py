@@ -18,7 +18,8 @@ MAX_PKT_BURST = 512                    # l3fwd.h: the largest burst, and the TX 
 DEFAULT_PKT_BURST = 32
 MEMPOOL_CACHE_MAX = 512                # RTE_MEMPOOL_CACHE_MAX_SIZE
 QUEUE_SIZE_MAX = 65535                 # UINT16_MAX descriptors
-EVENT_MODE = "event mode is not modelled: l3fwd-sim forwards as l3fwd's poll mode does (--mode poll)"
+VECTOR_SIZE_DEFAULT = MAX_PKT_BURST    # l3fwd.h
+VECTOR_TMO_NS_DEFAULT = 1_000_000      # l3fwd.h: 1E6 ns
 LOOKUPS = ("lpm", "em", "fib", "acl")
 TWO_LOOKUPS = "Only one lookup mode is allowed at a time!"
 DEFAULT_LOOKUP = "Neither ACL, LPM, EM, or FIB selected, defaulting to LPM"
@@ -28,7 +29,6 @@ _LONG = ("config=", "eth-link-speed=", "rx-queue-size=", "tx-queue-size=", "eth-
          "max-pkt-len=", "hash-entry-num=", "parse-ptype", "relax-rx-offload", "disable-rss", "per-port-pool",
          "mode=", "eventq-sched=", "event-eth-rxqs=", "lookup=", "event-vector", "event-vector-size=",
          "event-vector-tmo=", "rule_ipv4=", "rule_ipv6=", "alg=", "rx-burst=", "tx-burst=", "mbcache=")
-_EVENT_OPTIONS = ("--eventq-sched", "--event-eth-rxqs", "--event-vector", "--event-vector-size", "--event-vector-tmo")
 
 
 def parse_queue_size(text: str, option: str) -> int:
@@ -73,10 +73,29 @@ def parse_pkt_burst(text: str, rx: bool, current: int) -> tuple[int, str | None]
     return current, f"User provided TX burst is 0. Using default value {current}"
 
 
-def parse_mode(text: str) -> None:
-    """``--mode``: poll is what is modelled; any other word is ignored, as l3fwd ignores it."""
-    if text == "eventdev":
-        raise SimError(f"--mode eventdev: {EVENT_MODE}")
+def parse_mode(text: str, current: bool) -> bool:
+    """``--mode``: whether event mode is selected — ``poll`` and ``eventdev`` say so, any
+    other word leaves it as it was (l3fwd ignores it); the last one wins."""
+    return {"poll": False, "eventdev": True}.get(text, current)
+
+
+def check_event_options(event_mode: bool, config: bool, eventq_sched: bool, eth_rx_queues: bool, vector: bool,
+                        vector_size: int, vector_tmo: int) -> list[str]:
+    """``parse_args``' checks of the event options once every option is read
+    (main.c:1060-1086), in its order; the lines it prints. In poll mode the vector
+    options are accepted and change nothing."""
+    if event_mode and config:
+        raise SimError("--mode eventdev with --config: lcore config is not valid when event mode is selected")
+    if not event_mode and eth_rx_queues:
+        raise SimError("--event-eth-rxqs: eth_rx_queues is valid only when event mode is selected")
+    if not event_mode and eventq_sched:
+        raise SimError("--eventq-sched: eventq_sched is valid only when event mode is selected")
+    lines = ["event vectorization is enabled"] if vector else []
+    if vector and not vector_size:
+        lines.append(f"vector size set to default ({VECTOR_SIZE_DEFAULT})")
+    if vector and not vector_tmo:
+        lines.append(f"vector timeout set to default ({VECTOR_TMO_NS_DEFAULT} ns)")
+    return lines
 
 
 def choose_lookup(current: str | None, new: str) -> str:
@@ -106,6 +125,7 @@ class L3fwdArgs:
     parse_ptype: bool = False
     relax_rx_offload: bool = False
     disable_rss: bool = False
+    event_mode: bool = False               # --mode eventdev: set up by l3fwd/event.py, which refuses as l3fwd does
     console: list[str] = field(default_factory=list)
 
     def run_options(self) -> dict:
@@ -121,6 +141,8 @@ def parse_args(argv: list[str]) -> L3fwdArgs:
     """l3fwd's ``parse_args`` over the words after ``--``, in order."""
     args = L3fwdArgs()
     lookup = None
+    eventq_sched = eth_rx_queues = vector = False
+    vector_size = vector_tmo = 0
     say = args.console.append
     for opt, value in getopt_long(argv, _SHORT, _LONG, "dpdk-l3fwd"):
         if opt == "-p":
@@ -162,9 +184,17 @@ def parse_args(argv: list[str]) -> L3fwdArgs:
         elif opt == "--per-port-pool":
             say("per port buffer pool is enabled")
         elif opt == "--mode":
-            parse_mode(value)
-        elif opt in _EVENT_OPTIONS:
-            raise SimError(f"{opt}: {EVENT_MODE}")
+            args.event_mode = parse_mode(value, args.event_mode)
+        elif opt == "--eventq-sched":
+            eventq_sched = True
+        elif opt == "--event-eth-rxqs":
+            eth_rx_queues = True
+        elif opt == "--event-vector":
+            vector = True
+        elif opt == "--event-vector-size":
+            vector_size = c_atoi(value) & 0xFFFF          # strtol into a uint16_t
+        elif opt == "--event-vector-tmo":
+            vector_tmo = c_atoi(value)
         elif opt == "--rule_ipv4":
             args.rule_ipv4 = value
         elif opt == "--rule_ipv6":
@@ -172,6 +202,8 @@ def parse_args(argv: list[str]) -> L3fwdArgs:
         elif opt == "--alg":
             args.alg = value
         # -P (promiscuous) and --no-numa change nothing on pcap files
+    args.console += check_event_options(args.event_mode, args.config is not None, eventq_sched, eth_rx_queues,
+                                        vector, vector_size, vector_tmo)
     if lookup is None:
         say(DEFAULT_LOOKUP)
     args.lookup = lookup or "lpm"

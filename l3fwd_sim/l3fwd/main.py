@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..capture.location import as_location
+from ..capture.reading import Reading
 from ..dataplane.ports import PortConfig, mac_text
 from ..dataplane.queues import L3FWD_DEFAULT_CONFIG, lcores_of, parse_config
 from ..eal.args import Eal, parse_eal, split_argv
@@ -26,6 +27,7 @@ from ..eal.net_pcap import TxFiles
 from ..errors import SimError
 from ..numbers import brief
 from .args import L3fwdArgs, parse_args
+from .event import event_mode_setup
 from .routing import MISSING_RULE_FILES
 from .run import PIPELINES, RunOptions, run
 
@@ -45,20 +47,23 @@ def dpdk_l3fwd(argv: list[str], pipeline: str = "multi", stats_file: str | None 
     eal_argv, app_argv = split_argv(argv)
     eal = parse_eal(eal_argv)
     args = parse_args(app_argv)
+    if args.event_mode:
+        event_mode_setup(args, eal)              # refuses, as real l3fwd over net_pcap does
     tx_files = TxFiles(eal.vdevs, stats_file)
     several = len(eal.lcores) > 1          # one TX queue per lcore: the run's files are per TX queue
 
     def sent(port: int, queue: int) -> Path:
         return out / (f"port{port}.q{queue}.pcap" if several else f"port{port}.pcap" if queue == 0 else "none")
 
-    with tx_files.scratch() as scratch:
+    with tx_files.scratch() as scratch, eal.explaining_ports():
         out = scratch / "out"
         stats = run(RunOptions(
-            inputs={}, outdir=out, pipeline=pipeline, output_format="pcap",
+            inputs={}, outdir=out, pipeline=pipeline, output_format="pcap", reading=Reading.LIBPCAP,
             queue_inputs={(port, queue): as_location(path) for port, vdev in enumerate(eal.vdevs)
                           for queue, path in enumerate(vdev.rx_pcap)},
             lcore_mask=eal.lcores, vdevs=eal.vdevs, merge=False,       # real l3fwd writes no merged file
             **{**args.run_options(), "config": args.config or L3FWD_DEFAULT_CONFIG}))
+        stats["warnings"][:0] = eal.warnings
         tx_files.publish(sent, out / "stats.json", scratch)
     return Launch(stats, _console(args, eal, stats))
 
@@ -66,7 +71,7 @@ def dpdk_l3fwd(argv: list[str], pipeline: str = "multi", stats_file: str | None 
 def _console(args: L3fwdArgs, eal: Eal, stats: dict) -> list[str]:
     """The lines of l3fwd's console that carry information: option notes, the rule-file
     note, how each port and lcore was set up."""
-    lines = list(args.console)
+    lines = [*eal.console, *args.console]
     if MISSING_RULE_FILES in stats["warnings"]:
         lines.append(f"L3FWD: {MISSING_RULE_FILES}")
     ports = PortConfig(args.portmask, args.eth_dest)

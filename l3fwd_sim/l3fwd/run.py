@@ -37,7 +37,7 @@ from . import compiled_path, multi, simple
 from .acl import account_acl
 from .pipelines import DROP_REASONS, REASON_CODE
 from .keys import TABLE_NAMES
-from .routing import Forwarding, load_routes, rule_hit_list, rule_hit_sizes
+from .routing import Forwarding, check_route_devices, load_routes, rule_hit_list, rule_hit_sizes
 
 LOOKUPS = ("lpm", "em", "fib", "acl")
 PIPELINES = {"simple": simple.forward, "multi": multi.forward}
@@ -188,7 +188,7 @@ def run(opt: RunOptions) -> dict:
     tables_time = time.perf_counter() - tables_started
     config = parse_config(opt.config) if opt.config else default_config(sorted({*inputs, *(p for p, _ in queue_inputs)}))
     lcores = lcores_of(config, portmask, opt.lcore_mask, None if opt.vdevs is None else len(opt.vdevs))
-    _setup_ports(opt, lcores, portmask)
+    _setup_ports(opt, lcores, portmask, routes)
     if opt.cluster is not None and not opt.disable_rss and any(lcores.queues.get(port, 0) > 1 for port in inputs):
         raise SimError("--cluster: a port's capture spread over several RX queues by RSS cannot be cut into chunks "
                        "(where a queue's k-th record is takes hashing every record before it); give each RX queue "
@@ -203,15 +203,18 @@ def run(opt: RunOptions) -> dict:
     return result
 
 
-def _setup_ports(opt: RunOptions, lcores: Lcores, portmask: int) -> None:
+def _setup_ports(opt: RunOptions, lcores: Lcores, portmask: int, routes) -> None:
     """l3fwd's port set-up and start (``l3fwd_poll_resource_setup``, ``prepare_ptype_parser``),
     in its order: with vdevs, each enabled port is configured with its RX queues and one TX
-    queue per lcore; then the RX queues are set up (``--max-pkt-len`` over net_pcap); then
-    each polled port must parse packet types."""
+    queue per lcore, and right after the first one ``init_mem`` sets the lookup up, which
+    asks for the device of every route's port; then the RX queues are set up
+    (``--max-pkt-len`` over net_pcap); then each polled port must parse packet types."""
     if opt.vdevs is not None:
-        for port in ports_of(portmask):
-            if port < len(opt.vdevs):               # RTE_ETH_FOREACH_DEV: a mask bit without a port is skipped
-                opt.vdevs[port].configure(port, lcores.queues.get(port, 0), len(lcores.ids), opt.relax_rx_offload)
+        configured = [port for port in ports_of(portmask) if port < len(opt.vdevs)]   # RTE_ETH_FOREACH_DEV
+        for port in configured:
+            opt.vdevs[port].configure(port, lcores.queues.get(port, 0), len(lcores.ids), opt.relax_rx_offload)
+            if port == configured[0]:
+                check_route_devices(opt.lookup, routes, opt.vdevs)
     if opt.max_pkt_len is not None and lcores.queues:
         rx_queue_setup(opt.max_pkt_len)
     if opt.vdevs is not None:
@@ -328,6 +331,7 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
                 each.remove()
     stats.tx_model = TxModel.total(tx_models)
     stats.rules = rule_hit_list(opt.lookup, routes, stats.hits)
+    stats.note_conveniences(captures.conveniences())
     stats.elapsed = time.perf_counter() - started
     stats.options = {"portmask": f"0x{portmask:x}", "lookup": opt.lookup, "ipv6": opt.ipv6,
                      "max_pkt_len": opt.max_pkt_len, "alg": opt.alg, "config": opt.config,
@@ -392,7 +396,7 @@ def _rx_sources(lcores: Lcores, inputs: dict[int, Path], queue_inputs: dict[tupl
             raise SimError(f"{path}: not a regular file (a pipe?); the {lcores.queues[port]} RX queues of port {port} "
                            "each read it (RSS): give a file")
     reopen = "--cluster" if opt.cluster is not None else "--jobs N" if opt.jobs > 1 else None
-    captures = OpenCaptures([*whole.values(), *own.values()], reopen)
+    captures = OpenCaptures([*whole.values(), *own.values()], reopen, opt.reading)
     sources: dict[tuple[int, int], Path | RssShare] = {}
     try:
         for port, path in whole.items():

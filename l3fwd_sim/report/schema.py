@@ -40,6 +40,7 @@ STATS = {
     "setup_ms": _TIMES,
     "elapsed_seconds": NUMBER,
     "warnings": [str],
+    "conveniences?": [str],
     "trace?": Maybe({"file": str, "limit": (str, int), "packets": int}),
     "lcores?": {"per_lcore": {"*": {"rx": int, "tx": int, "dropped": int, "share": NUMBER, "tx_queue": int,
                                     "rx_queues": [[int]], "rx_per_queue": _COUNTS}},

@@ -161,7 +161,7 @@ def testpmd_run(opt: TestpmdOptions) -> dict:
         levels = [(opt.inputs, "port{port}", 0)]
     inputs = [path for level, _, _ in levels for path in level.values()]
     drops = _Drops(stats, opt, inputs) if opt.drops else None
-    captures = OpenCaptures(inputs)
+    captures = OpenCaptures(inputs, reading=opt.reading)
     try:
         with compiled.for_inputs(captures.input_bytes), OutputDir(opt.outdir, inputs) as out:
             fmt = output_format(opt.output_format, captures.file_formats)
@@ -174,6 +174,7 @@ def testpmd_run(opt: TestpmdOptions) -> dict:
                 forward_all(lcore, out.stage, stats)
             if drops:
                 drops.finish(out.stage, nanosecond)
+            stats.note_conveniences(captures.conveniences())
             result = _finish(opt, stats, started, portmask, streams, fmt)
             write_json_atomic(out.stage / "stats.json", result)
             out.publish()

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from dpdk_lines import invoke, l3fwd_line
 from forwarding import GOLDEN, golden_runs
-from frames import read_pcap_frames, write_pcap
+from frames import assert_same_records, read_pcap_frames, write_pcap
 from refusals import assert_refused
 
 from l3fwd_sim.capture import outdir as outdir_module
@@ -38,9 +38,7 @@ def test_golden_command_line(tmp_path, scenario, expected, options):
     want_files = sorted((GOLDEN / scenario / expected).glob("port*.pcap"))
     assert want_files and {p.name for p in want_files} <= set(outputs)
     for want_file in want_files:
-        want, got = read_pcap_frames(want_file), read_pcap_frames(outputs[want_file.name])
-        first_diff = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), None)
-        assert (len(got), first_diff) == (len(want), None), f"{want_file.name}: {len(got)} vs {len(want)} packets"
+        assert_same_records(want_file, outputs[want_file.name], want_file.name)
     for name in set(outputs) - {p.name for p in want_files}:      # a disabled port's tx file: created, empty
         assert read_pcap_frames(outputs[name]) == []
     magic = (GOLDEN / scenario / "in").glob("port*.pcap").__next__().read_bytes()[:4]
@@ -64,8 +62,8 @@ REFUSALS = [
     ("-p 0x3 --config (0,0,0),(1,0,0) --parse-ptype", "-l 0", "Cannot configure device: err=-22, port=0"),
     (BASE + " --eth-link-speed 10", "-l 0", "Unsupported fixed speed"),
     (BASE + " --eth-link-speed 100", "-l 0", "Unsupported fixed speed"),
-    (BASE + " --mode=eventdev", "-l 0", "event mode is not modelled"),
-    (BASE + " --event-eth-rxqs 2", "-l 0", "event mode is not modelled"),
+    (BASE + " --mode=eventdev", "-l 0", "lcore config is not valid when event mode is selected"),
+    (BASE + " --event-eth-rxqs 2", "-l 0", "eth_rx_queues is valid only when event mode is selected"),
     (BASE + " --rx-queue-size 0", "-l 0", "Invalid rx-queue-size"),
     (BASE + " --tx-queue-size 70000", "-l 0", "tx-queue-size 70000 > 65535"),
     (BASE + " --mbcache 1024", "-l 0", "mbcache must be >= 0 and <= 512"),

@@ -9,7 +9,7 @@ import shlex
 
 import pytest
 from forwarding import GOLDEN, golden_runs, run_cli
-from frames import read_pcap_frames
+from frames import assert_same_records, read_pcap_frames
 from twins import KERNELS
 
 from l3fwd_sim import compiled
@@ -33,8 +33,6 @@ def test_golden_run(tmp_path, scenario, expected, options, kernels):
     written = sorted(p.name for p in tmp_path.glob("port*.q*.pcap" if per_queue else "port*.pcap"))
     assert written == [p.name for p in expected_files]
     for exp in expected_files:
-        want, got = read_pcap_frames(exp), read_pcap_frames(tmp_path / exp.name)
-        first_diff = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), None)
-        assert (len(got), first_diff) == (len(want), None), f"{exp.name}: {len(got)} vs {len(want)} packets"
+        assert_same_records(exp, tmp_path / exp.name, exp.name)
     stats = json.loads((tmp_path / "stats.json").read_text())
     assert stats["totals"]["tx"] == sum(len(read_pcap_frames(p)) for p in expected_files)

@@ -35,6 +35,9 @@ def plain(tmp_path_factory):
     ("--disable-rss", None),
     ("--rx-burst abc --tx-burst 1x", None),           # not a number: ignored, as parse_pkt_burst ignores it
     ("-L", None),
+    ("--event-vector --event-vector-size 64 --event-vector-tmo 5000", "event vectorization is enabled"),
+    ("--event-vector", "vector timeout set to default (1000000 ns)"),      # poll mode: accepted, no effect
+    ("--mode eventdev --mode poll", None), ("--mode bogus", None),         # the last word l3fwd knows wins
 ])
 def test_accepted_outputs_unchanged(tmp_path, plain, extra, note):
     result = run_cli("run", PCAPS, "-o", tmp_path, *extra.split())
@@ -48,8 +51,11 @@ def test_accepted_outputs_unchanged(tmp_path, plain, extra, note):
     ("--rx-queue-size 0", "Invalid rx-queue-size"), ("--tx-queue-size 65536", "tx-queue-size 65536 > 65535"),
     ("--rx-queue-size 12ab", "Invalid rx-queue-size"), ("--mbcache 513", "mbcache must be >= 0 and <= 512"),
     ("--eth-link-speed 10", "Unsupported fixed speed"), ("--eth-link-speed 100", "Unsupported fixed speed"),
-    ("--mode eventdev", "event mode is not modelled"), ("--eventq-sched atomic", "event mode is not modelled"),
-    ("--event-vector", "event mode is not modelled"), ("-E -L", "Only one lookup mode is allowed at a time!"),
+    ("--mode eventdev", "real l3fwd cannot run --mode eventdev over net_pcap"),
+    ("--mode eventdev --config (0,0,0)", "lcore config is not valid when event mode is selected"),
+    ("--eventq-sched atomic", "eventq_sched is valid only when event mode is selected"),
+    ("--event-eth-rxqs 2", "eth_rx_queues is valid only when event mode is selected"),
+    ("-E -L", "Only one lookup mode is allowed at a time!"),
     ("-L --lookup fib", "Only one lookup mode is allowed at a time!"),
     ("--lookup bogus", "Invalid lookup option! Accepted options: acl, em, lpm, fib"),
 ])

@@ -466,6 +466,23 @@ def read_pcap_frames(path) -> list[bytes]:
         return [bytes(pkt) for pkt, _meta in reader]
 
 
+def read_pcap_records(path) -> list[tuple[int, int, bytes]]:
+    """(captured length, wire length, bytes) of every record, read by scapy: what a
+    golden run's outputs are compared on (time stamps differ: net_pcap stamps at TX)."""
+    with RawPcapReader(str(path)) as reader:
+        return [(meta.caplen, meta.wirelen, bytes(pkt)) for pkt, meta in reader]
+
+
+def assert_same_records(want_path, got_path, label: str = "") -> None:
+    """The records of ``got_path`` are those of ``want_path``, in order: same captured
+    length, wire length and bytes; the first that differs is named."""
+    want, got = read_pcap_records(want_path), read_pcap_records(got_path)
+    first = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), None)
+    where = "" if first is None else \
+        f"; record {first} differs: (caplen, wire length) {want[first][:2]} vs {got[first][:2]}"
+    assert (len(got), first) == (len(want), None), f"{label or want_path}: {len(got)} vs {len(want)} records{where}"
+
+
 HUGE = 10**9          # a batch size no capture reaches: read in one go
 
 

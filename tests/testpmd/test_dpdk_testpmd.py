@@ -9,7 +9,7 @@ import json
 import pytest
 from dpdk_lines import invoke, pmd_line
 from forwarding import GOLDEN, run_cli
-from frames import read_pcap_frames, write_pcap
+from frames import assert_same_records, read_pcap_frames, write_pcap
 from refusals import assert_refused
 
 GOLDEN_TESTPMD = GOLDEN / "testpmd"
@@ -23,9 +23,7 @@ def test_golden_command_line(tmp_path, mode):
     assert result.exit_code == 0, result.output
     assert f"Set {mode} packet forwarding mode" in result.stdout
     for want_file in sorted((GOLDEN_TESTPMD / f"expected-{mode}").glob("port*.pcap")):
-        want, got = read_pcap_frames(want_file), read_pcap_frames(outputs[want_file.name])
-        first_diff = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), None)
-        assert (len(got), first_diff) == (len(want), None), f"{mode}/{want_file.name}"
+        assert_same_records(want_file, outputs[want_file.name], f"{mode}/{want_file.name}")
 
 
 def test_without_no_flush_rx_nothing_is_forwarded(tmp_path):

@@ -19,7 +19,7 @@ from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6, IPv6ExtHdrHopByHop
 from scapy.layers.l2 import ARP, Dot1AD, Dot1Q, Ether
 from scapy.packet import Raw
 from scapy.utils import checksum
-from frames import mixed_frames, read_pcap_frames, write_pcap
+from frames import assert_same_records, mixed_frames, read_pcap_frames, write_pcap
 from twins import KERNELS
 
 from l3fwd_sim import compiled
@@ -54,9 +54,7 @@ def test_golden_testpmd(tmp_path, mode, kernels):
     expected = sorted((GOLDEN_TESTPMD / f"expected-{mode}").glob("port*.pcap"))
     assert sorted(p.name for p in tmp_path.glob("port*.pcap")) == [p.name for p in expected]
     for exp in expected:
-        want, got = read_pcap_frames(exp), read_pcap_frames(tmp_path / exp.name)
-        first_diff = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), None)
-        assert (len(got), first_diff) == (len(want), None), f"{mode}/{exp.name}"
+        assert_same_records(exp, tmp_path / exp.name, f"{mode}/{exp.name}")
     stats = json.loads((tmp_path / "stats.json").read_text())
     assert stats["totals"]["tx"] == sum(len(read_pcap_frames(p)) for p in expected)
 
