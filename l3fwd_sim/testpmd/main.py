@@ -7,6 +7,8 @@ net_pcap ports (real_command_lines.md, testpmd_fwd_modes.md).
   topology peer — queue 0 only, unless both ``--rxq`` and ``--txq`` exceed 1
   (``rss_fwd_config_setup``); icmpecho answers on each RX queue's own port and queue.
   Each TX queue is fed by one stream, so ``--nb-cores`` changes no output byte.
+* The rx_pcap files are read as libpcap reads them (``capture/reading.py``); a vdev whose
+  file libpcap cannot open fails to probe and is no port (``eal/net_pcap.py``).
 * Without ``--no-flush-rx``, testpmd drains every RX queue before forwarding starts
   (``flush_fwd_rx_queues``): over net_pcap that reads the whole capture, so every
   tx_pcap stays empty. Modelled as such (each packet dropped as ``rx_flushed``). The real
@@ -16,6 +18,7 @@ net_pcap ports (real_command_lines.md, testpmd_fwd_modes.md).
 from __future__ import annotations
 
 from ..capture.location import as_location
+from ..capture.reading import Reading
 from ..dataplane.ports import PortConfig, mac_text, ports_of
 from ..eal.args import parse_eal, split_argv
 from ..eal.net_pcap import TxFiles
@@ -34,7 +37,7 @@ def dpdk_testpmd(argv: list[str], stats_file: str | None = None):
     eal = parse_eal(eal_argv)
     ports = len(eal.vdevs)
     if not ports:
-        raise SimError("dpdk-testpmd: no --vdev net_pcapN,...: no port to forward on")
+        raise SimError(f"dpdk-testpmd: no --vdev net_pcapN,...: no port to forward on{eal.probe_note()}")
     forwarding_lcores = len(eal.lcores) - 1                     # the main lcore only runs the console
     args = parse_args(app_argv, ports, min(v.rx_queues for v in eal.vdevs), min(v.tx_queues for v in eal.vdevs),
                       forwarding_lcores)
@@ -52,11 +55,12 @@ def dpdk_testpmd(argv: list[str], stats_file: str | None = None):
             burst=args.burst, portmask=sum(1 << p for p in fwd_ports), eth_peer=args.eth_peer,
             queue_inputs={(port, queue): as_location(path) for port in fwd_ports
                           for queue, path in enumerate(eal.vdevs[port].rx_pcap) if queue < args.rxq},
-            rxq=args.rxq, txq=args.txq, flush_rx=args.flush_rx, output_format="pcap"))
+            rxq=args.rxq, txq=args.txq, flush_rx=args.flush_rx, output_format="pcap", reading=Reading.LIBPCAP))
+        stats["warnings"][:0] = eal.warnings
         if args.flush_rx:
             stats["warnings"].append(FLUSHED)
         tx_files.publish(lambda port, queue: out / f"port{port}.q{queue}.pcap", out / "stats.json", scratch)
-    return stats, _console(args, fwd_ports)
+    return stats, [*eal.console, *_console(args, fwd_ports)]
 
 
 def _console(args: TestpmdArgs, fwd_ports: list[int]) -> list[str]:

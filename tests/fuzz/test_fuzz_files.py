@@ -4,6 +4,9 @@
   interfaces, EPB/SPB/PB and options; gzip of either; the converted link types and a
   refused one; a few small files of the tcpdump corpus), byte-mutated, also inside and
   after gzip → ``run`` (both pipelines), ``testpmd``, ``compare`` against a valid file;
+* captures with the edits users' captures have (snaplen cuts, link types, pcapng
+  interface sequences, a cut last record, gzip) → ``dpdk-testpmd`` verbatim, checked
+  against a model of libpcap (support/libpcap_model.py), and ``run``'s conveniences;
 * stream TOML files → ``generate --streams``: valid files mutated as text, and values
   replaced by other TOML types;
 * trace lines → ``compare --explain`` / ``--traces``: one run's trace.jsonl mutated line
@@ -33,8 +36,9 @@ from hypothesis import assume
 from hypothesis import strategies as st
 from fuzzing import fuzz, hostile_text, mutated, mutated_bytes, run_case, snapshot
 from forwarding import CORPUS
-from frames import mixed_frames, write_pcap
+from frames import mixed_frames, read_pcap_records, write_pcap
 from handmade import Ng, classic as handmade_pcap
+from libpcap_model import libpcap_capture
 
 # small files of tcpdump's corpus: Cisco HDLC, raw IPv6, PPP in HDLC framing (fuzzed), PPP,
 # pcapng, ns pcap, big-endian pcap, QinQ, SLARP
@@ -158,6 +162,37 @@ def test_captures(case):
     else:
         ports = [f"0={inputs / 'mutated.pcap'}"] + ([f"1={inputs / 'valid.pcap'}"] if second_port else [])
         run_case([*command[:1], *ports, "-o", out, "--quiet", *command[1:]], watched=(inputs, out))
+    done(here)
+
+
+@fuzz(libpcap_capture())
+def test_captures_as_libpcap_reads_them(case):
+    """The captures users bring (snaplen cuts, other link types, pcapng interface
+    sequences, a cut last record, gzip) against a model of libpcap (libpcap_model.py):
+    dpdk-testpmd's io engine sends exactly the records libpcap hands net_pcap, as
+    captured length = wire length, counts each failed read as an rx_error drop, and a
+    file libpcap cannot open fails its port's probe; ``run`` says exactly when it read
+    more than libpcap would."""
+    data, want = case
+    here = case_dir()
+    inputs, out, run_out = here / "in", here / "out", here / "run"
+    inputs.mkdir(), out.mkdir()
+    (inputs / "edge.pcap").write_bytes(data)
+    line = ["dpdk-testpmd", "-l", "0,1", "--no-pci", "--vdev",
+            f"net_pcap0,rx_pcap={inputs / 'edge.pcap'},tx_pcap={out / 'port0.pcap'}",
+            "--", "--no-flush-rx", "--forward-mode=io", "--port-topology=loop"]
+    result = run_case(line, watched=(inputs, out), env={"L3FWD_SIM_STATS": str(out / "stats.json")})
+    if not want.opens:
+        assert result.exit_code == 2 and "net_pcap0 failed to probe (" in result.stderr, result.stderr
+    else:
+        assert result.exit_code == 0, result.stderr
+        assert read_pcap_records(out / "port0.pcap") == [(cap, cap, frame) for cap, frame in want.received]
+        stats = json.loads((out / "stats.json").read_text())
+        assert stats["drops"]["rx_error"] == want.errors and stats["totals"]["rx"] == len(want.records) + want.errors
+        assert stats["records_cut_short"] == ({"0": 1} if want.cut else {})
+    result = run_case(["run", f"0={inputs / 'edge.pcap'}", "-o", run_out, "--quiet"], watched=(inputs,))
+    if result.exit_code == 0:
+        assert bool(json.loads((run_out / "stats.json").read_text())["conveniences"]) == want.beyond
     done(here)
 
 

@@ -114,14 +114,15 @@ def _remove(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def run_case(args: list, watched: tuple[Path, ...] = (), differs_ok: bool = False, cwd: Path | None = None):
-    """Run ``l3fwd-sim *args`` in-process and check the property above; returns click's
-    Result for a target's own further checks."""
+def run_case(args: list, watched: tuple[Path, ...] = (), differs_ok: bool = False, cwd: Path | None = None,
+             env: dict | None = None):
+    """Run ``l3fwd-sim *args`` in-process (``env`` set meanwhile) and check the property
+    above; returns click's Result for a target's own further checks."""
     from click.testing import CliRunner
     from l3fwd_sim.cli import main
     before = {directory: snapshot(directory) for directory in watched}
     with _empty_tmpdir(), _deadline(HANG_SECONDS), _working_directory(cwd):
-        result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=True)
+        result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=True, env=env)
     shown = f"args={args!r}\nstderr={result.stderr[-3000:]!r}"
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise AssertionError(f"{shown}\n" + "".join(traceback.format_exception(result.exception)))

@@ -9,7 +9,7 @@ import json
 import pytest
 from dpdk_lines import invoke, pmd_line
 from forwarding import GOLDEN, run_cli
-from frames import assert_same_records, read_pcap_frames, write_pcap
+from frames import assert_same_records, read_pcap_frames, read_pcap_records, write_pcap
 from refusals import assert_refused
 
 GOLDEN_TESTPMD = GOLDEN / "testpmd"
@@ -132,3 +132,22 @@ def test_icmpecho_needs_a_tx_queue_per_rx_queue(tmp_path):
     before = sorted(p.name for p in tmp_path.iterdir())
     assert_refused(invoke("dpdk-testpmd", *argv), "icmpecho replies on the RX queue's own TX queue")
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_rx_pcap_read_as_libpcap_reads_it(tmp_path):
+    """The io engine sends what net_pcap received: a Linux cooked capture's records as
+    they are stored (libpcap never converts a link type), a snaplen-cut record as
+    captured length = wire length; ``testpmd`` itself converts to Ethernet and says so."""
+    edges = GOLDEN / "capture_edges" / "in"
+    argv = ["-l", "0,1", "--no-pci", "--vdev", f"net_pcap0,rx_pcap={edges / 'sll113.pcap'},tx_pcap={tmp_path / 'a.pcap'}",
+            "--vdev", f"net_pcap1,rx_pcap={edges / 'snap96.pcap'},tx_pcap={tmp_path / 'b.pcap'}",
+            "--", "--no-flush-rx", "--forward-mode=io"]
+    result = invoke("dpdk-testpmd", *argv)
+    assert result.exit_code == 0, result.output
+    assert "real net_pcap" not in result.stderr
+    stored = {name: [(len(data), len(data), data) for data in read_pcap_frames(edges / name)]
+              for name in ("sll113.pcap", "snap96.pcap")}
+    assert read_pcap_records(tmp_path / "b.pcap") == stored["sll113.pcap"]      # paired: port 0's go out of port 1
+    assert read_pcap_records(tmp_path / "a.pcap") == stored["snap96.pcap"]
+    converted = run_cli("testpmd", f"0={edges / 'sll113.pcap'}", "-o", tmp_path / "run", "--forward-mode", "io")
+    assert converted.exit_code == 0 and "link type 113 (Linux cooked (SLL)) converted" in converted.stderr
