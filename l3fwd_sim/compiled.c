@@ -239,18 +239,18 @@ fail:
     return NULL;
 }
 
-/* walk_blocks(buf, pos, end, limit, big_endian, (section, snap, units, scale, tsoffset), offsets, owner, rows)
- * -> (packets, pos, frame bytes, skipped_from, stop) */
+/* walk_blocks(buf, pos, end, limit, big_endian, libpcap, (section, snap, units, scale, tsoffset), offsets, owner,
+ * rows) -> (packets, pos, frame bytes, skipped_from, stop) */
 static PyObject *py_walk_blocks(PyObject *self, PyObject *args)
 {
     PyObject *buf_o, *section_o, *snap_o, *units_o, *scale_o, *tsoffset_o, *offsets_o, *owner_o, *rows_o;
     long long pos, end, limit;
-    int big_endian;
-    if (!PyArg_ParseTuple(args, "OLLLp(OOOOO)OOO", &buf_o, &pos, &end, &limit, &big_endian, &section_o, &snap_o,
-                          &units_o, &scale_o, &tsoffset_o, &offsets_o, &owner_o, &rows_o))
+    int big_endian, libpcap;
+    if (!PyArg_ParseTuple(args, "OLLLpp(OOOOO)OOO", &buf_o, &pos, &end, &limit, &big_endian, &libpcap, &section_o,
+                          &snap_o, &units_o, &scale_o, &tsoffset_o, &offsets_o, &owner_o, &rows_o))
         return NULL;
     struct views v = {.n = 0};
-    struct pcapng_walk w = {.pos = pos, .end = end, .limit = limit, .big_endian = big_endian};
+    struct pcapng_walk w = {.pos = pos, .end = end, .limit = limit, .big_endian = big_endian, .libpcap = libpcap};
     Py_ssize_t size, interfaces, n_units, n_scale, n_tsoffset, n_offsets, n_owner, rows, cols;
     const struct array_arg a[] = {
         VEC_ARG("buf", 0, 1, &w.buf, &size, -1), VEC_ARG("section", 0, 8, &w.interfaces.section,

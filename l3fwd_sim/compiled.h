@@ -90,6 +90,8 @@ struct pcapng_walk {                /* PcapngReader._walk over buf[pos:end] */
     const uint8_t *buf;
     int64_t pos, end, limit;
     int big_endian;                 /* the section's byte order */
+    int libpcap;                    /* Reading.LIBPCAP: a packet captured beyond its interface's snaplen is a read
+                                       error, for the Python walk (else it is cut to the snaplen) */
     struct pcapng_interfaces interfaces;
     int64_t *offsets, *owner;       /* out: per packet, where its frame starts in buf, its interface */
     uint8_t *rows;                  /* out: per packet, its row */

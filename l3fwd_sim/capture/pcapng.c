@@ -110,6 +110,10 @@ void walk_blocks(struct pcapng_walk *w)
             stop = WALK_PYTHON;
             break;
         }
+        if (w->libpcap && cap > w->interfaces.snap[iface]) {
+            stop = WALK_PYTHON;
+            break;
+        }
         int64_t kept = cap < w->interfaces.snap[iface] ? cap : w->interfaces.snap[iface];
         uint32_t header[4] = {(uint32_t)(ns / NS), (uint32_t)(ns % NS), (uint32_t)kept, (uint32_t)wire};
         uint8_t *row = w->rows + n * w->row_stride;

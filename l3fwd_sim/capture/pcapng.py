@@ -139,9 +139,8 @@ class PcapngReader(PcapReader):
     # -----------------------------------------------------------------------------------
     def _walk(self, limit: int, parts: list) -> int:
         """Walk blocks until ``limit`` packets were taken (stopping before the next
-        packet block) or the data ends; returns the number of packets. libpcap's read
-        errors (``Reading.LIBPCAP``) are found by the block-by-block walk only."""
-        if (k := compiled.native()) is not None and self.reading is not Reading.LIBPCAP:
+        packet block) or the data ends; returns the number of packets."""
+        if (k := compiled.native()) is not None:
             return self._walk_compiled(k, limit, parts)
         return self._walk_blocks(limit, parts)
 
@@ -369,8 +368,9 @@ class PcapngReader(PcapReader):
     def _walk_compiled(self, k, limit: int, parts: list) -> int:
         """:meth:`_walk` with the packet blocks walked by ``pcapng.c`` (``walk_blocks``),
         the rows laid out as it goes; whatever it leaves — a Section Header or Interface
-        Description Block, a damaged block, a time stamp past 2106 — the block-by-block
-        walk takes, with the blocks after it up to the next packet."""
+        Description Block, a damaged block, a time stamp past 2106, a packet libpcap
+        fails to read (``Reading.LIBPCAP``) — the block-by-block walk takes, with the
+        blocks after it up to the next packet."""
         offsets, owner = np.empty((2, limit), np.int64)
         rows = np.empty((limit, RECORD_ROW), np.uint8)
         count = 0                                    # packets taken
@@ -378,7 +378,7 @@ class PcapngReader(PcapReader):
             self._fill(min(READ_BLOCK, 16 + MAX_CAPLEN))
             columns = self._interface_columns()
             n, pos, frames, skipped_from, stop = k.walk_blocks(
-                self._buf, self._start, self._end, limit - count, self._order == ">",
+                self._buf, self._start, self._end, limit - count, self._order == ">", self.reading is Reading.LIBPCAP,
                 (columns.section, columns.snap, columns.units, columns.scale, columns.tsoffset),
                 offsets[count:], owner[count:], rows[count:])
             self._advance(pos - self._start)

@@ -21,6 +21,7 @@ from twins import needs_twins
 from l3fwd_sim import compiled
 from l3fwd_sim.capture.offline import open_offline
 from l3fwd_sim.capture.pcapng import PcapngReader
+from l3fwd_sim.capture.reading import Reading
 from l3fwd_sim.errors import SimError
 
 pytestmark = needs_twins
@@ -31,12 +32,12 @@ def quick(max_examples: int):
     return settings(max_examples=max_examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def batches(path: Path, plan) -> tuple:
-    """Every batch's arrays, the error line if one, and the reader's cut: what a read
-    with the kernels of the moment hands over."""
+def batches(path: Path, plan, reading: Reading) -> tuple:
+    """Every batch's arrays, the error line if one, and the reader's cut and read errors:
+    what a read with the kernels of the moment hands over."""
     out, error, cut, i = [], None, None, 0
     try:
-        reader = open_offline(path)
+        reader = open_offline(path, reading)
     except SimError as err:
         return out, str(err), cut
     try:
@@ -53,19 +54,19 @@ def batches(path: Path, plan) -> tuple:
     except SimError as err:
         error = str(err)
     finally:
-        cut = (reader.truncated_at, reader.cut_short())
+        cut = (reader.truncated_at, reader.cut_short(), reader.rx_errors)
         reader.close()
     return out, error, cut
 
 
-def both_ways(data: bytes, plan) -> None:
+def both_ways(data: bytes, plan, reading: Reading = Reading.ETHERNET) -> None:
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "x.pcapng"
         path.write_bytes(data)
         with compiled.using("compiled"):
-            fast = batches(path, plan)
+            fast = batches(path, plan, reading)
         with compiled.using("numpy"):
-            slow = batches(path, plan)
+            slow = batches(path, plan, reading)
     assert fast == slow
 
 
@@ -73,6 +74,14 @@ def both_ways(data: bytes, plan) -> None:
 @given(case=pcapng_files(linktypes=(1, 1, 101, 113, 276, 0)), plan=st.sampled_from(PLANS))
 def test_compiled_walk_reads_random_files_like_the_definition(case, plan):
     both_ways(case[0], plan)
+
+
+@quick(150)
+@given(case=pcapng_files(linktypes=(1, 1, 1, 101, 113)), plan=st.sampled_from(PLANS))
+def test_compiled_walk_reads_as_libpcap_like_the_definition(case, plan):
+    """As ``dpdk-l3fwd`` verbatim reads: interfaces libpcap rejects, packets of
+    undescribed interfaces or captured beyond the snaplen counted as read errors."""
+    both_ways(case[0], plan, Reading.LIBPCAP)
 
 
 @quick(200)
