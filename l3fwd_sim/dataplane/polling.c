@@ -1,7 +1,8 @@
 /*
  * The compiled twin of dataplane/polling.py's _merge: the lcore's RX queues' records
  * laid out in processing order (rounds of rx_burst packets per queue, queues in
- * polling order), each as a full row, with the per-packet columns of the batch.
+ * polling order), each as a full row, with the per-packet columns of the batch, and the
+ * row's wire length made its captured length (rx.set_pkt_len: net_pcap's pkt_len).
  */
 #include <string.h>
 
@@ -51,6 +52,7 @@ int64_t merge_rounds(const struct queue_records *q, int64_t sources, int64_t rx_
                 __builtin_prefetch(records + (j + rx_burst) * stride);
                 __builtin_prefetch(records + (j + rx_burst) * stride + 64);
                 copy_row(row, records + j * stride, width);
+                memcpy(row + 12, row + 8, 4);           /* rx.set_pkt_len */
                 caplen[i] = le32(row + 8);
                 in_port[i] = port;
                 burst[i] = id;

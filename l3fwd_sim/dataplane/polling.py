@@ -6,8 +6,9 @@ a drained queue simply stops appearing. So packet ``i`` of the ``k``-th queue is
 in round ``i // rx_burst``, and the processing order is the sort by ``(round, k, i)``
 (design-notes §2). Bursts are modelled, not executed:
 many rounds are gathered into one super-burst, each packet's position computed, not
-sorted for. ``polling.c`` twins :func:`_merge`: one pass laying each record out in its
-place, with the batch's columns.
+sorted for. Each row's wire length becomes its captured length as it is received
+(``rx.set_pkt_len``). ``polling.c`` twins :func:`_merge`: one pass laying each record
+out in its place, with the batch's columns.
 """
 from __future__ import annotations
 
@@ -77,7 +78,6 @@ def receive(readers: list[tuple[int, PcapReader]], rx_burst: int, chunk_packets:
         for k in list(active):
             port, reader = readers[k]
             records = reader.read(n_rounds * rx_burst)
-            rx.set_pkt_len(records)
             if len(records) < n_rounds * rx_burst:
                 active.remove(k)
             if len(records):
@@ -160,4 +160,5 @@ def _merge_compiled(k, sources, first_round: int, rx_burst: int, queues: int, to
 
 
 def _batch(rows, in_port, burst, sources, source_id, source_row) -> PacketBatch:
+    rx.set_pkt_len(rows)
     return PacketBatch(rows, header_field(rows, CAPLEN), in_port, burst, sources, source_id, source_row)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..capture.records import RecordBatch
 from ..errors import SimError
 
 MBUF_DATA_ROOM = 2048
@@ -33,9 +32,10 @@ def oversize(caplen: np.ndarray) -> np.ndarray:
     return caplen > MBUF_DATA_ROOM
 
 
-def set_pkt_len(records: RecordBatch) -> None:
+def set_pkt_len(rows: np.ndarray) -> None:
     """What ``eth_pcap_rx`` makes of each record's lengths: ``pkt_len = caplen``. The
-    record headers of ``records`` (whose TX records are laid out from them) get their
-    wire length replaced by the captured length, in place."""
-    lengths = records.records[:, 8:16].view("<u4")          # (caplen, wire length) per record
+    record headers of ``rows`` (received packets, whose TX records are laid out from
+    them) get their wire length replaced by the captured length, in place; ``polling.c``
+    does the same as it lays each row out."""
+    lengths = rows[:, 8:16].view("<u4")          # (caplen, wire length) per row
     lengths[:, 1] = lengths[:, 0]

@@ -51,10 +51,12 @@ class Eal:
     @property
     def warnings(self) -> list[str]:
         """One line per vdev whose probe failed: what it costs the run."""
-        return [f"{message.split('): ', 1)[1]}: {name} failed to probe, so it is no port (its tx_pcap files are not "
-                f"created) and the vdevs after it take its port ids; ports: "
-                f"{', '.join(f'{port}={vdev.name}' for port, vdev in enumerate(self.vdevs)) or 'none'}"
+        return [f"{name} failed to probe ({message.split('): ', 1)[1]}): it is no port, its tx_pcap files are not "
+                f"created, and the vdevs after it take its port ids; ports: {self._ports()}"
                 for name, message in self.unprobed]
+
+    def _ports(self) -> str:
+        return ", ".join(f"{port}={vdev.name}" for port, vdev in enumerate(self.vdevs)) or "none"
 
     @contextmanager
     def explaining_ports(self):
@@ -70,8 +72,7 @@ class Eal:
         if not self.unprobed:
             return ""
         failed = "; ".join(f"{name} failed to probe ({message.split('): ', 1)[1]})" for name, message in self.unprobed)
-        ports = ", ".join(f"{port}={vdev.name}" for port, vdev in enumerate(self.vdevs)) or "none"
-        return f" ({failed}; ports: {ports})"
+        return f" ({failed}; ports: {self._ports()})"
 
 
 def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
