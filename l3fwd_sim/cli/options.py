@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from ..capture.location import as_location
 from ..capture.writers import OUTPUT_FORMATS
@@ -16,6 +17,7 @@ from ..l3fwd.args import (LOOKUPS, check_event_options, choose_lookup, parse_lin
                           parse_queue_size)
 from ..l3fwd.event import EVENT_MODE_REFUSED
 from ..numbers import c_atoi
+from ..releases import DEFAULT, ENVIRONMENT, RELEASES
 from . import tell
 
 
@@ -146,6 +148,19 @@ def check_app_options(app: dict, config: bool) -> list[str]:
     if app["eth_link_speed"] is not None:
         parse_link_speed(app["eth_link_speed"])
     return notes + (["Hash entry number will be ignored"] if app["hash_entry_num"] is not None else [])
+
+
+def dpdk_option(command):
+    """``--dpdk VERSION``: the DPDK release whose l3fwd/testpmd to model (releases.py)."""
+    return click.option("--dpdk", type=click.Choice(RELEASES), default=None,
+                        help=f"DPDK release to model: an LTS line's newest point release or v26.07 (default "
+                             f"{DEFAULT}, or {ENVIRONMENT}). docs/releases.md lists what each changes.")(command)
+
+
+def given_options(names) -> list[str]:
+    """Of the options ``names`` (without dashes), those given on the command line."""
+    ctx = click.get_current_context()
+    return [name for name in names if ctx.get_parameter_source(name.replace("-", "_")) is ParameterSource.COMMANDLINE]
 
 
 def output_format_option(auto: str):

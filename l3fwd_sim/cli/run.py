@@ -10,10 +10,11 @@ from ..dataplane.ports import parse_port_mac, parse_portmask
 from ..dataplane.rss import parse_rss_key
 from ..errors import SimError
 from ..l3fwd.run import PIPELINES, RunOptions, run
-from ..l3fwd.args import DEFAULT_PKT_BURST, parse_pkt_burst
+from ..l3fwd.args import DEFAULT_PKT_BURST, parse_pkt_burst, refuse_unknown
+from ..releases import OPTION_ROWS, release
 from . import tell
-from .options import (INPUTS_AUTO, OUTPUT_DIR, check_app_options, l3fwd_app_options, lookup_method,
-                      output_format_option, print_stats, progress_printer, table_options)
+from .options import (INPUTS_AUTO, OUTPUT_DIR, check_app_options, dpdk_option, given_options, l3fwd_app_options,
+                      lookup_method, output_format_option, print_stats, progress_printer, table_options)
 from .report import check_report_dir, report_flag, write_run_report
 from .values import Int
 
@@ -76,13 +77,17 @@ def trace_count(text: str | None) -> int | str | None:
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stats as JSON on stdout.")
 @report_flag
+@dpdk_option
 @l3fwd_app_options
 def command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, rule_ipv4, rule_ipv6, pipeline,
                 eth_dest, port_mac, rx_burst, tx_burst, max_pkt_len, alg, config, rss_key, reta_size, jobs, no_merge, cluster,
-                tls_ca_file, tls_cert, tls_key, trace, annotate, drops, output_format, quiet, as_json, report, **app):
+                tls_ca_file, tls_cert, tls_key, trace, annotate, drops, output_format, quiet, as_json, report, dpdk,
+                **app):
     """Forward INPUT pcaps (a directory of port<N>.pcap, or N=FILE) as dpdk-l3fwd would."""
     if report:
         check_report_dir(outdir)
+    dpdk = release(dpdk)
+    refuse_unknown(given_options(OPTION_ROWS), dpdk)
     lookup = lookup_method(lookup, lpm_flag, em_flag)
     notes = check_app_options(app, config is not None)
     rx_burst, rx_note = parse_pkt_burst(rx_burst, True, DEFAULT_PKT_BURST)
@@ -122,6 +127,7 @@ def command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, rule_ipv4
         relax_rx_offload=app["relax_rx_offload"],
         progress=progress_printer(quiet or as_json),
         announce=None if quiet or as_json else tell,
+        dpdk=dpdk,
     )
     stats = run(options)
     for note in (*notes, rx_note, tx_note):      # after the run: a refused one says one line only

@@ -6,7 +6,8 @@ import click
 from ..dataplane.inputs import find_inputs
 from ..dataplane.ports import parse_port_mac, parse_portmask
 from ..testpmd.run import FORWARD_MODES, TOPOLOGIES, TestpmdOptions, testpmd_run
-from .options import INPUTS_AUTO, OUTPUT_DIR, output_format_option, print_stats, progress_printer
+from ..releases import release
+from .options import INPUTS_AUTO, OUTPUT_DIR, dpdk_option, output_format_option, print_stats, progress_printer
 from .values import Int
 from .report import check_report_dir, report_flag, write_run_report
 
@@ -31,8 +32,9 @@ from .report import check_report_dir, report_flag, write_run_report
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stats as JSON on stdout.")
 @report_flag
+@dpdk_option
 def command(inputs, outdir, forward_mode, port_topology, burst, eth_peer, port_mac, portmask,
-                    drops, output_format, quiet, as_json, report):
+                    drops, output_format, quiet, as_json, report, dpdk):
     """Forward INPUT pcaps (a directory of port<N>.pcap, or N=FILE) as dpdk-testpmd's
     io, mac, macswap, 5tswap or icmpecho engine would."""
     if report:
@@ -49,6 +51,7 @@ def command(inputs, outdir, forward_mode, port_topology, burst, eth_peer, port_m
         output_format=output_format,
         drops=drops,
         progress=progress_printer(quiet or as_json),
+        dpdk=release(dpdk),
     ))
     if report:
         write_run_report(outdir)

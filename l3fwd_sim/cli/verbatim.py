@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ..dataplane.stats import format_table
+from ..releases import Release, release
 from . import tell
 
 
@@ -19,6 +20,16 @@ class VerbatimCommand(click.Command):
             ctx.exit()
         ctx.params["argv"] = list(args)
         return []
+
+
+def split_release(argv: list[str]) -> tuple[Release, list[str]]:
+    """``[--dpdk VERSION] [EAL options] -- [app options]``: the release profile (before
+    the EAL part, else ``L3FWD_SIM_DPDK``, else the default) and the real command line."""
+    if argv[:1] == ["--dpdk"] and len(argv) > 1:
+        return release(argv[1]), argv[2:]
+    if argv[:1] and argv[0].startswith("--dpdk="):
+        return release(argv[0].partition("=")[2]), argv[1:]
+    return release(), argv
 
 
 def print_launch(console: list[str], stats: dict, hidden: tuple[str, ...] = ()) -> None:

@@ -3,12 +3,13 @@ and ``compare`` (net_pcap's ``rx_pcap=`` of each port's vdev)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..capture.location import Location, as_location, list_directory
 from ..capture.reading import Reading
 from ..errors import SimError
+from ..releases import Release, release
 from ..numbers import brief, parse_int
 from .ports import MAX_PORTS
 from .queues import MAX_RX_QUEUE_PER_PORT
@@ -88,6 +89,7 @@ class PortInputs:
     inputs: dict[int, Location]       # a path, or an fsspec URL (capture/location.py)
     outdir: Location
     reading: Reading = Reading.ETHERNET   # LIBPCAP: a verbatim command line's rx_pcap files (capture/reading.py)
+    dpdk: Release = field(default_factory=release)   # the DPDK release modelled (releases.py; L3FWD_SIM_DPDK)
 
     def __post_init__(self):
         if not str(self.outdir):                  # Path("") would be the current directory

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -23,7 +23,10 @@ from ..capture import location
 from ..capture.offline import OpenCaptures, open_offline
 from ..capture.pcap import PcapReader
 from ..capture.records import RECORD_ROW
+from ..capture.records import CAPLEN, header_field
 from ..capture.writers import PortOutputs
+from ..releases import CHAINED_TX_CAPLEN, Release
+from ..releases import release as release_of
 from .hits import Decisions
 from .polling import Received, receive
 from .rss import RssQueue, RssShare
@@ -55,6 +58,9 @@ class Lcore:
     output_format: str = "pcap"              # or "pcapng" (then output_name ends in .pcapng)
     compiled_forward: Callable[[tuple | None], tuple] | None = None   # the path's twin for lcore.c (arg: trace tables)
     comments: Callable[[int, int], tuple] | None = None      # --annotate as it forwards: PortOutputs.comment_with
+    release: Release = field(default_factory=release_of)     # the DPDK release modelled (releases.py)
+    send_order: Callable | None = None       # the application sends a super-burst in another order than received:
+                                             # send_order(batch) -> the packets' indexes in sending order
 
 
 def forward_all(lcore: Lcore, outdir: Path, stats: RunStats, tx=None) -> list:
@@ -148,8 +154,10 @@ def main_loop(lcore: Lcore, received, outputs: PortOutputs, stats: RunStats, tx,
             break
         stats.count_queues(burst.queue_rx)
         k = compiled.native() if path else None
-        if k is not None and outputs.lays_out([records for _, _, records in burst.sources]):
-            _forward_compiled(k, path, burst, outputs, stats, tx, turn, timer, scratch, trace)
+        if k is not None and outputs.lays_out([records for _, _, records in burst.sources]) \
+                and not _chained_past_tx(lcore, burst):
+            _forward_compiled(k, path, burst, outputs, stats, tx, turn, timer, scratch, rx.data_room(lcore.release),
+                              trace)
         else:
             _forward_staged(lcore, burst, outputs, stats, tx, turn, trace, timer)
         if lcore.progress:
@@ -158,42 +166,59 @@ def main_loop(lcore: Lcore, received, outputs: PortOutputs, stats: RunStats, tx,
         hold.point()
 
 
+def _chained_past_tx(lcore: Lcore, burst: Received) -> bool:
+    """A frame net_pcap receives chained and writes cut (before v26.07): the staged
+    loop cuts it (``rx.cut_chained``); the compiled twin has no such step."""
+    return rx.data_room(lcore.release) > rx.MBUF_DATA_ROOM and any(
+        len(records) and header_field(records.records, CAPLEN).max() > CHAINED_TX_CAPLEN
+        for _, _, records in burst.sources)
+
+
 def _forward_staged(lcore: Lcore, burst: Received, outputs: PortOutputs, stats: RunStats, tx, turn,
                     trace, timer) -> None:
     """One super-burst through the stages, each over all of it."""
     kept = decisions = None
+    room = rx.data_room(lcore.release)
     with timer("read"):
         batch = burst.merge()
         records = trace.take(batch) if trace else None     # before any stage edits the heads
-        if (dropped := rx.oversize(batch.caplen)).any():
+        if room > rx.MBUF_DATA_ROOM:
+            batch.caplen[rx.cut_chained(batch.rows)] = CHAINED_TX_CAPLEN
+        if (dropped := rx.oversize(batch.caplen, room)).any():
             stats.count(batch.in_port[dropped], np.full(int(dropped.sum()), stats.code("oversize"), np.uint8),
                         np.full(int(dropped.sum()), -1))
             kept = np.flatnonzero(~dropped)
             batch = batch.select(kept)
     if records is not None or stats.hits is not None:
         decisions = Decisions(len(batch), lcore.tracing.describe.tables if records is not None else stats.hits.tables)
-    dest, reason = np.zeros(0, np.int64), np.zeros(0, np.uint8)
+    dest, reason, order = np.zeros(0, np.int64), np.zeros(0, np.uint8), None
     if len(batch):
         dest, reason = lcore.forward(batch, timer) if decisions is None else lcore.forward(batch, timer, decisions)
+        if lcore.send_order is not None:          # handed to TX in the application's order
+            order = lcore.send_order(batch)
+            batch, sent_dest, sent_reason = batch.select(order), dest[order], reason[order]
+        else:
+            sent_dest, sent_reason = dest, reason
         with timer("tx"):
             if lcore.account:
-                lcore.account(tx, batch.burst, dest, reason)
-            stats.count(batch.in_port, reason, dest)
+                lcore.account(tx, batch.burst, sent_dest, sent_reason)
+            stats.count(batch.in_port, sent_reason, sent_dest)
             if stats.hits is not None:
-                stats.hits.count(decisions.table, decisions.rule, reason, batch.caplen)
+                received = slice(None) if order is None else order
+                stats.hits.count(decisions.table[received], decisions.rule[received], sent_reason, batch.caplen)
     if trace:
         with timer("trace"):
-            trace.record(records, kept, dest, reason, stats.code("oversize"), decisions)
+            trace.record(records, kept, dest, reason, stats.code("oversize"), decisions, order)
     if len(batch):
         with timer("write"):
-            outputs.write(batch, dest, turn.reserve if turn else None)
+            outputs.write(batch, sent_dest, turn.reserve if turn else None)
 
 
 SUB_BURST_PACKETS = 1024        # lcore.c's sub-bursts: a packet's row, columns and output stay in L1/L2
 
 
 def _forward_compiled(k, path: tuple, burst: Received, outputs: PortOutputs, stats: RunStats, tx, turn, timer,
-                      scratch: dict, trace=None) -> None:
+                      scratch: dict, room: int, trace=None) -> None:
     """One super-burst by ``lcore.c``: received, forwarded, accounted for, counted and
     laid out per TX port sub-burst by sub-burst — the packets ``trace`` asks for traced
     on the way (its ``take`` and ``record``) — then the TX calls go to the TX model (or
@@ -220,7 +245,7 @@ def _forward_compiled(k, path: tuple, burst: Received, outputs: PortOutputs, sta
             [(records.records, port, place) for place, port, records in burst.sources],
             [records.compiled_source() for _, _, records in burst.sources],
             (burst.rx_burst, burst.queues, burst.first_round), *path,
-            (stats.code("oversize"), rx.MBUF_DATA_ROOM), counts, (*runs[0], runs[1]),
+            (stats.code("oversize"), room), counts, (*runs[0], runs[1]),
             (data, capacity, out_bytes, out_packets, outputs.record_format),
             (scratch["rows"], *scratch["columns"], scratch["reason"]),
             tracing, None if stats.hits is None else (*stats.hits.compiled_args(), *scratch["notes"][1:]))

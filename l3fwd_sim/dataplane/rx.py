@@ -9,14 +9,21 @@
 * ``eth_pcap_rx`` sets the mbuf's ``pkt_len`` to the record's captured length, and the
   TX side writes ``len = pkt_len``: a record cut by the capture's snaplen (96 of 1514
   bytes) leaves with wire length = captured length (96/96): :func:`set_pkt_len`.
+* Before v26.07 (``releases.py``: ``jumbo_dropped_on_rx``) net_pcap chains a longer frame
+  into several mbufs whatever the offloads say, so it is received and forwarded; its TX
+  side then writes at most 16128 bytes of a chained frame, the record keeping the full
+  length (:func:`cut_chained`). Such a release refuses ``--max-pkt-len`` above 1518 at
+  configure instead (:func:`configure_max_pkt_len`).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import SimError
+from ..releases import CHAINED_TX_CAPLEN, MULTI_SEG_MAX_PKT_LEN, Release
 
 MBUF_DATA_ROOM = 2048
+NO_LIMIT = 1 << 32              # a data room no record exceeds: every frame is received
 
 
 def rx_queue_setup(max_rx_pkt_len: int) -> None:
@@ -27,9 +34,34 @@ def rx_queue_setup(max_rx_pkt_len: int) -> None:
                        f"(buf_size={MBUF_DATA_ROOM}, max_rx_pkt_len={max_rx_pkt_len})")
 
 
-def oversize(caplen: np.ndarray) -> np.ndarray:
-    """The records ``eth_pcap_rx`` drops: longer than one mbuf."""
-    return caplen > MBUF_DATA_ROOM
+def configure_max_pkt_len(max_pkt_len: int | None, release: Release, port: int) -> None:
+    """``rte_eth_dev_configure`` before v26.07: ``--max-pkt-len`` above 1518 makes l3fwd
+    ask for the Tx offload MULTI_SEGS, which net_pcap did not offer."""
+    if max_pkt_len is not None and max_pkt_len > MULTI_SEG_MAX_PKT_LEN and not release.has("max_pkt_len_2048"):
+        raise SimError(f"--max-pkt-len {max_pkt_len}: Cannot configure device: err=-22, port={port} (above "
+                       f"{MULTI_SEG_MAX_PKT_LEN} l3fwd asks for the Tx offload MULTI_SEGS, which net_pcap of "
+                       f"{release.label} lacks)")
+
+
+def data_room(release: Release) -> int:
+    """The longest frame ``eth_pcap_rx`` hands over: one mbuf's, or (chained) any."""
+    return MBUF_DATA_ROOM if release.has("jumbo_dropped_on_rx") else NO_LIMIT
+
+
+def oversize(caplen: np.ndarray, room: int = MBUF_DATA_ROOM) -> np.ndarray:
+    """The records ``eth_pcap_rx`` drops: longer than the data room."""
+    return caplen > room
+
+
+def cut_chained(rows: np.ndarray) -> np.ndarray:
+    """What net_pcap before v26.07 writes of a chained frame: at most 16128 captured
+    bytes, the wire length kept. Applied as the frame is received (no l3fwd path reads
+    that far into a frame), to the record headers of ``rows`` in place; returns the rows
+    it cut."""
+    lengths = rows[:, 8:16].view("<u4")
+    cut = np.flatnonzero(lengths[:, 0] > CHAINED_TX_CAPLEN)
+    lengths[cut, 0] = CHAINED_TX_CAPLEN
+    return cut
 
 
 def set_pkt_len(rows: np.ndarray) -> None:

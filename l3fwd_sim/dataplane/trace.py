@@ -199,19 +199,22 @@ class BurstTracer:
         self.sink(records)
 
     def record(self, records: TraceRecords | None, kept: np.ndarray | None, dest: np.ndarray, reason: np.ndarray,
-               rx_drop: int, decisions: Decisions) -> None:
+               rx_drop: int, decisions: Decisions, order: np.ndarray | None = None) -> None:
         """Complete ``records`` (from :meth:`take`) once the super-burst is forwarded:
         ``dest``/``reason``/``decisions`` are over the packets the pipeline got,
         ``kept`` (None: all) their rows in the received burst; the others were dropped
-        on receive for ``rx_drop``. Counts the sent packets either way."""
+        on receive for ``rx_drop``; ``order`` (None: as received): the order they were
+        sent in, which numbers them on their TX port. Counts the sent packets either way."""
         if records is not None:
             n = len(records)
             got = n if kept is None else int(np.searchsorted(kept, n))    # the traced packets the pipeline got
             sent = dest[:got]
-            rank = np.full(got, -1, np.int64)
+            sending = np.arange(len(dest)) if order is None else order
+            ranks = np.full(len(dest), -1, np.int64)
             for port in np.flatnonzero(np.bincount(sent[sent >= 0])).tolist():
-                at = np.flatnonzero(sent == port)
-                rank[at] = self.sent[port] + np.arange(len(at))
+                at = sending[dest[sending] == port]
+                ranks[at] = self.sent[port] + np.arange(len(at))
+            rank = ranks[:got]
             columns = {"reason": reason[:got], "tx_port": sent, "tx_index": rank, "table": decisions.table[:got],
                        "rule": decisions.rule[:got], "next_hop": decisions.next_hop[:got]}
             if kept is not None:                   # at their received rows; the others were dropped on receive

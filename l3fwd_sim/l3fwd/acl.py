@@ -121,6 +121,20 @@ STEP_DROPS = np.zeros(1 + len(REASON_CODE) + len(RX_DROPS), np.uint8)
 STEP_DROPS[[REASON_CODE[r] for r in ("acl_deny", "acl_miss", "unknown_ptype", "truncated")]] = 1
 
 
+_SEND_GROUP = np.zeros(3, np.int64)               # by lpm ptype class: its place in a burst's sending order
+_SEND_GROUP[[ptype.IPV4, ptype.IPV6, ptype.UNKNOWN]] = (0, 1, 2)
+
+
+def ipv4_first(batch) -> np.ndarray:
+    """The order ACL mode hands a super-burst to TX before v24.07 (``releases.py``:
+    ``acl_arrival_order``, aa7c6077c1): l3fwd split each RX burst by packet type and
+    sent its IPv4 packets, then its IPv6 ones, each group in arrival order; the others
+    are dropped. Returns the packets' indexes in that order (bursts keep theirs)."""
+    group = _SEND_GROUP[ptype.lpm_ptype_bulk(batch.heads)]      # 0: IPv4, 1: IPv6, 2: neither
+    return np.argsort(batch.burst * 3 + group, kind="stable")
+
+
+
 def account_acl(tx, burst: np.ndarray, dest: np.ndarray, reason: np.ndarray) -> None:
     """``acl_send_packets`` on x86 (``ACL_SEND_MULTI``): an rx burst in which the ACL
     step dropped nothing goes through ``send_packets_multi`` (same-port runs), any other

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from ..dataplane.ports import parse_port_mac, parse_portmask
 from ..eal.args import getopt_long
 from ..errors import SimError
+from ..releases import CHANGES, OPTION_ROWS, Release, release
 from ..numbers import brief, c_atoi, c_strtoul, parse_int
 
 MAX_PKT_BURST = 512                    # l3fwd.h: the largest burst, and the TX buffer
@@ -137,14 +138,28 @@ class L3fwdArgs:
                     disable_rss=self.disable_rss)
 
 
-def parse_args(argv: list[str]) -> L3fwdArgs:
-    """l3fwd's ``parse_args`` over the words after ``--``, in order."""
+def refuse_unknown(options: list[str], dpdk: Release) -> None:
+    """An option (without dashes) that l3fwd of release ``dpdk`` does not have: refused
+    as its getopt_long refuses it ("Invalid L3FWD parameters"), saying when it came."""
+    for option in options:
+        if not dpdk.knows(option):
+            change = CHANGES[OPTION_ROWS[option]]
+            raise SimError(f"dpdk-l3fwd: unrecognized option '--{option}' ({dpdk.label}'s l3fwd has no --{option}: it "
+                           f"came with {change.since}, {change.commit})")
+
+
+def parse_args(argv: list[str], dpdk: Release | None = None) -> L3fwdArgs:
+    """l3fwd's ``parse_args`` over the words after ``--``, in order, as release ``dpdk``
+    (default: the default profile) has them."""
+    dpdk = dpdk or release()
+    refuse_unknown([word[2:].partition("=")[0] for word in argv if word.startswith("--")], dpdk)
     args = L3fwdArgs()
     lookup = None
     eventq_sched = eth_rx_queues = vector = False
     vector_size = vector_tmo = 0
     say = args.console.append
-    for opt, value in getopt_long(argv, _SHORT, _LONG, "dpdk-l3fwd"):
+    known = tuple(name for name in _LONG if dpdk.knows(name.rstrip("=")))
+    for opt, value in getopt_long(argv, _SHORT, known, "dpdk-l3fwd"):
         if opt == "-p":
             args.portmask = parse_portmask(value)
         elif opt in ("-E", "-L", "--lookup"):
@@ -207,5 +222,6 @@ def parse_args(argv: list[str]) -> L3fwdArgs:
     if lookup is None:
         say(DEFAULT_LOOKUP)
     args.lookup = lookup or "lpm"
-    say(f"L3FWD: Using Rx burst {args.rx_burst} Tx burst {args.tx_burst}")
+    if dpdk.has("burst_options"):
+        say(f"L3FWD: Using Rx burst {args.rx_burst} Tx burst {args.tx_burst}")
     return args

@@ -26,6 +26,7 @@ from ..eal.args import Eal, parse_eal, split_argv
 from ..eal.net_pcap import TxFiles
 from ..errors import SimError
 from ..numbers import brief
+from ..releases import Release, release
 from .args import L3fwdArgs, parse_args
 from .event import event_mode_setup
 from .routing import MISSING_RULE_FILES
@@ -39,14 +40,17 @@ class Launch:
     console: list[str]
 
 
-def dpdk_l3fwd(argv: list[str], pipeline: str = "multi", stats_file: str | None = None) -> Launch:
-    """Run a dpdk-l3fwd v26.07 command line (without the program name)."""
+def dpdk_l3fwd(argv: list[str], pipeline: str = "multi", stats_file: str | None = None,
+               dpdk: Release | None = None) -> Launch:
+    """Run a dpdk-l3fwd command line (without the program name) as release ``dpdk``
+    runs it (default: v26.07, or ``L3FWD_SIM_DPDK``)."""
+    dpdk = dpdk or release()
     if pipeline not in PIPELINES:
         raise SimError(f"L3FWD_SIM_PIPELINE={brief(pipeline)}: choose simple or multi (DPDK's per-packet "
                        "build or its x86 multi-buffer build)")
     eal_argv, app_argv = split_argv(argv)
     eal = parse_eal(eal_argv)
-    args = parse_args(app_argv)
+    args = parse_args(app_argv, dpdk)
     if args.event_mode:
         event_mode_setup(args, eal)              # refuses, as real l3fwd over net_pcap does
     tx_files = TxFiles(eal.vdevs, stats_file)
@@ -58,7 +62,7 @@ def dpdk_l3fwd(argv: list[str], pipeline: str = "multi", stats_file: str | None 
     with tx_files.scratch() as scratch, eal.explaining_ports():
         out = scratch / "out"
         stats = run(RunOptions(
-            inputs={}, outdir=out, pipeline=pipeline, output_format="pcap", reading=Reading.LIBPCAP,
+            inputs={}, outdir=out, pipeline=pipeline, output_format="pcap", reading=Reading.LIBPCAP, dpdk=dpdk,
             queue_inputs={(port, queue): as_location(path) for port, vdev in enumerate(eal.vdevs)
                           for queue, path in enumerate(vdev.rx_pcap)},
             lcore_mask=eal.lcores, vdevs=eal.vdevs, merge=False,       # real l3fwd writes no merged file

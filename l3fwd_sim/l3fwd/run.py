@@ -27,14 +27,14 @@ from ..capture.writers import output_format
 from ..dataplane.ports import PortConfig, ports_of, run_portmask
 from ..dataplane.queues import Lcores, default_config, lcores_of, parse_config
 from ..dataplane.rss import DEFAULT_KEY, RETA_SIZES, RssShare, rss_shares
-from ..dataplane.rx import rx_queue_setup
+from ..dataplane.rx import configure_max_pkt_len, rx_queue_setup
 from ..dataplane.hits import RuleHits
 from ..dataplane.stats import RunStats, write_json_atomic
 from ..dataplane.tx import TxModel, account_multi, account_simple
 from ..eal.net_pcap import PcapVdev, check_ptype
 from ..errors import SimError
 from . import compiled_path, multi, simple
-from .acl import account_acl
+from .acl import account_acl, ipv4_first
 from .pipelines import DROP_REASONS, REASON_CODE
 from .keys import TABLE_NAMES
 from .routing import Forwarding, check_route_devices, load_routes, rule_hit_list, rule_hit_sizes
@@ -209,10 +209,14 @@ def _setup_ports(opt: RunOptions, lcores: Lcores, portmask: int, routes) -> None
     queue per lcore, and right after the first one ``init_mem`` sets the lookup up, which
     asks for the device of every route's port; then the RX queues are set up
     (``--max-pkt-len`` over net_pcap); then each polled port must parse packet types."""
+    # 22.11 has no --relax-rx-offload: its l3fwd was measured patched to relax always (releases.py)
+    relaxed = opt.relax_rx_offload or not opt.dpdk.has("relax_rx_offload_option")
+    configured = [port for port in ports_of(portmask) if opt.vdevs is None or port < len(opt.vdevs)]   # FOREACH_DEV
+    if configured:
+        configure_max_pkt_len(opt.max_pkt_len, opt.dpdk, configured[0])
     if opt.vdevs is not None:
-        configured = [port for port in ports_of(portmask) if port < len(opt.vdevs)]   # RTE_ETH_FOREACH_DEV
         for port in configured:
-            opt.vdevs[port].configure(port, lcores.queues.get(port, 0), len(lcores.ids), opt.relax_rx_offload)
+            opt.vdevs[port].configure(port, lcores.queues.get(port, 0), len(lcores.ids), relaxed)
             if port == configured[0]:
                 check_route_devices(opt.lookup, routes, opt.vdevs)
     if opt.max_pkt_len is not None and lcores.queues:
@@ -263,11 +267,13 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
         name = f"port{{port}}.q{lcores.tx_queue(lcore_id)}.{fmt}" if several else f"port{{port}}.{fmt}"
         tracing = trace_lines and Tracing(limit, lcore_id, [q.queue for q in polled[lcore_id]], trace_lines, spool,
                                           open_sink)
+        send_order = ipv4_first if opt.lookup == "acl" and not opt.dpdk.has("acl_arrival_order") else None
         lcore = Lcore(queues, opt.rx_burst, forward,
                       tx_ports, nanosecond, _account(opt.lookup, opt.pipeline), opt.chunk_packets,
                       None if several else opt.progress, name, tracing, None if forked else captures, fmt,
-                      forward.compiled, annotations.comments if annotations and annotations.inline and opt.annotate
-                      else None)
+                      None if send_order else forward.compiled,        # lcore.c sends in arrival order
+                      annotations.comments if annotations and annotations.inline and opt.annotate else None,
+                      opt.dpdk, send_order)
         lcore_stats = RunStats(sorted({port for port, _ in queues}), tx_ports, DROP_REASONS)
         lcore_stats.hits = stats.hits.empty_like()
         tx_model = TxModel(tx_ports, opt.rx_burst, opt.tx_burst)
@@ -333,7 +339,7 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
     stats.rules = rule_hit_list(opt.lookup, routes, stats.hits)
     stats.note_conveniences(captures.conveniences())
     stats.elapsed = time.perf_counter() - started
-    stats.options = {"portmask": f"0x{portmask:x}", "lookup": opt.lookup, "ipv6": opt.ipv6,
+    stats.options = {"dpdk": opt.dpdk.name, "portmask": f"0x{portmask:x}", "lookup": opt.lookup, "ipv6": opt.ipv6,
                      "max_pkt_len": opt.max_pkt_len, "alg": opt.alg, "config": opt.config,
                      "pipeline": opt.pipeline, "output_format": fmt,
                      "rx_burst": opt.rx_burst, "tx_burst": opt.tx_burst, "disable_rss": opt.disable_rss,

@@ -170,7 +170,7 @@ def testpmd_run(opt: TestpmdOptions) -> dict:
                 lcore = Lcore(sorted(level.items()), opt.burst, flushed if opt.flush_rx else forward, fwd_ports,
                               nanosecond, chunk_packets=opt.chunk_packets, progress=opt.progress,
                               captures=captures, output_name=f"{name}.{fmt}", output_format=fmt,
-                              tracing=drops and drops.tracing(queue, len(level)))
+                              tracing=drops and drops.tracing(queue, len(level)), release=opt.dpdk)
                 forward_all(lcore, out.stage, stats)
             if drops:
                 drops.finish(out.stage, nanosecond)
@@ -212,7 +212,7 @@ class _Drops:
 def _finish(opt: TestpmdOptions, stats: RunStats, started: float, portmask: int, streams: dict[int, int],
             fmt: str) -> dict:
     stats.elapsed = time.perf_counter() - started
-    stats.options = {"forward_mode": opt.forward_mode, "port_topology": opt.port_topology,
+    stats.options = {"dpdk": opt.dpdk.name, "forward_mode": opt.forward_mode, "port_topology": opt.port_topology,
                      "burst": opt.burst, "portmask": f"0x{portmask:x}", "output_format": fmt,
                      "streams": {str(rx): tx for rx, tx in streams.items()},
                      "eth_peer": {str(p): mac_text(m).lower() for p, m in sorted(opt.eth_peer.items())},
