@@ -53,6 +53,7 @@ read as a pcap is an error (``SimError``). Each port's two captures are held in 
 """
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -236,6 +237,7 @@ class Report:
     by_layers: list[dict] = field(default_factory=list)   # {"kind", "layers", "packets"}
     by_layers_examined: int = 0       # differing packets dissected for by_layers
     traces: dict | None = None        # with --explain: {"a"/"b": {"path", "lines"}} (explain.py)
+    profiles: dict = field(default_factory=dict)   # "a"/"b" -> the DPDK release its stats.json names, where known
 
     @property
     def equal(self) -> bool:
@@ -270,6 +272,8 @@ class Report:
             out["by_layers_examined"] = self.by_layers_examined
         if self.traces is not None:
             out["traces"] = self.traces
+        if self.profiles:
+            out["profiles"] = self.profiles
         return out
 
 
@@ -303,8 +307,20 @@ def compare_files(a: str | Path, b: str | Path, options: CompareOptions | None =
 
 def compare_dirs(a: str | Path, b: str | Path, options: CompareOptions | None = None,
                  each_port: Callable[[PortDifferences], None] | None = None) -> Report:
-    """Ports are matched by file name; files other than ``port<N>.pcap`` are ignored."""
-    return _compare(find_inputs([str(a)]), find_inputs([str(b)]), str(a), str(b), options, each_port)
+    """Ports are matched by file name; files other than ``port<N>.pcap`` are ignored. A
+    side's ``stats.json`` names the DPDK release profile that made it (``profiles``)."""
+    report = _compare(find_inputs([str(a)]), find_inputs([str(b)]), str(a), str(b), options, each_port)
+    report.profiles = {side: name for side, path in (("a", a), ("b", b)) if (name := _profile(Path(path)))}
+    return report
+
+
+def _profile(directory: Path) -> str | None:
+    """The release a run's ``stats.json`` names (runs before profiles existed: none)."""
+    try:
+        profile = json.loads((directory / "stats.json").read_text())["options"]["dpdk"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return profile if isinstance(profile, str) else None
 
 
 def _compare(files_a: dict, files_b: dict, a: str, b: str, options: CompareOptions | None, each_port) -> Report:

@@ -33,7 +33,9 @@ def format_report(report) -> str:
     opt = report.options
     mode = "unordered (multiset)" if opt.unordered else "in order"
     stamps = (f"timestamps within {opt.ts_tolerance:g} s" if opt.timestamps else "timestamps ignored")
-    lines = [f"A: {printable(report.a)}", f"B: {printable(report.b)}",
+    made = {side: f" (made as DPDK {printable(name)})" for side, name in report.profiles.items()} \
+        if len(set(report.profiles.values())) > 1 else {}
+    lines = [f"A: {printable(report.a)}{made.get('a', '')}", f"B: {printable(report.b)}{made.get('b', '')}",
              f"packets compared {mode}, {stamps}"
              + (f", ignoring {', '.join(opt.ignore)}" if opt.ignore else "")
              + "; packet indexes count from 0", ""]

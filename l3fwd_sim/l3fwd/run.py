@@ -322,7 +322,8 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
                 traced = render_spools(lcore_spools, limit, outdir, open_sink,
                                        _tx_position(positions, lcores) if positions else None)
             if opt.trace is not None:
-                stats.trace = {"file": TRACE_FILE, "limit": "all" if limit is None else limit, "packets": traced}
+                stats.trace = {"file": TRACE_FILE, "limit": "all" if limit is None else limit, "packets": traced,
+                               "dpdk": opt.dpdk.name}
         if annotations:
             tx_queues = range(len(lcores.ids)) if several else ()
             # the files to comment (--annotate, never with --no-merge): each port's, then its TX queues'

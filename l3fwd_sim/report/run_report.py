@@ -58,7 +58,7 @@ def run_page(stats: dict, stats_path: Path) -> Page:
 def _summary(stats: dict, kind: str) -> str:
     """The title line: what ran, how, on how many ports and packets, in how long."""
     options, facts = stats["options"], [fact("", kind, kind, "kind")]
-    for key, label in (("lookup", "lookup"), ("pipeline", "pipeline"), ("forward_mode", "forward mode"),
+    for key, label in (("dpdk", "DPDK"), ("lookup", "lookup"), ("pipeline", "pipeline"), ("forward_mode", "forward mode"),
                        ("port_topology", "topology")):
         if key in options:
             facts.append(fact(label, options[key], str(options[key]), key))

@@ -30,7 +30,7 @@ _COUNTS = {"*": int}
 _TIMES = {"*": NUMBER}
 
 STATS = {
-    "options": {"inputs?": {"*": str}},
+    "options": {"inputs?": {"*": str}, "dpdk?": str},
     "ports": {"*": {"rx": int, "tx": int, "dropped": int, "out": int, "drops": _COUNTS, "to?": _COUNTS,
                     "tx_model?": {"tx_burst_calls": int}}},
     "totals": {"rx": int, "tx": int, "dropped": int},
@@ -41,7 +41,7 @@ STATS = {
     "elapsed_seconds": NUMBER,
     "warnings": [str],
     "conveniences?": [str],
-    "trace?": Maybe({"file": str, "limit": (str, int), "packets": int}),
+    "trace?": Maybe({"file": str, "limit": (str, int), "packets": int, "dpdk?": str}),
     "lcores?": {"per_lcore": {"*": {"rx": int, "tx": int, "dropped": int, "share": NUMBER, "tx_queue": int,
                                     "rx_queues": [[int]], "rx_per_queue": _COUNTS}},
                 "imbalance": NUMBER},

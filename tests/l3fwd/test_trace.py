@@ -237,7 +237,7 @@ def test_every_packet_traced_once_and_tx_index_points_at_its_output(tmp_path, sc
                                        **SCENARIOS[scenario])
     received = sorted((port, i) for port, frames in inputs.items() for i in range(len(frames)))
     assert sorted((line["rx_port"], line["index"]) for line in lines) == received
-    assert stats["trace"] == {"file": "trace.jsonl", "limit": "all", "packets": len(received)}
+    assert stats["trace"] == {"file": "trace.jsonl", "limit": "all", "packets": len(received), "dpdk": "26.07"}
     referenced = set()
     for line in lines:
         frame = inputs[line["rx_port"]][line["index"]]
@@ -292,7 +292,7 @@ def test_trace_n_is_the_first_n_packets(tmp_path, jobs):
     full = _traced(tmp_path, inputs, "all")[0]
     first = _traced(tmp_path, inputs, f"first{jobs}", trace=77, jobs=jobs, chunk_packets=40)
     assert first[0] == full[:77]
-    assert first[1]["trace"] == {"file": "trace.jsonl", "limit": 77, "packets": 77}
+    assert first[1]["trace"] == {"file": "trace.jsonl", "limit": 77, "packets": 77, "dpdk": "26.07"}
 
 
 def test_an_untraced_run_removes_an_earlier_trace(tmp_path):
