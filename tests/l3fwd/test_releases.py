@@ -69,11 +69,14 @@ def test_profile_from_environment_and_refused_names(tmp_path):
 
 
 @pytest.mark.parametrize("kernels", KERNELS)
+@pytest.mark.parametrize("command", [("run", "--pipeline", "multi"), ("run", "--pipeline", "simple"),
+                                     ("testpmd", "--forward-mode", "io")])
 @pytest.mark.parametrize("version", RELEASES)
-def test_chained_frames_longer_than_16128_bytes(tmp_path, version, kernels):
-    """jumbo_dropped_on_rx, from its rule: before v26.07 a 20000-byte frame is received
-    (chained), routed, and written as its first 16128 bytes with its full length; a
-    3000-byte one whole; v26.07 drops both on receive."""
+def test_chained_frames_longer_than_16128_bytes(tmp_path, version, command, kernels):
+    """jumbo_dropped_on_rx, from its rule (both paths, and testpmd: it is the driver's):
+    before v26.07 a 20000-byte frame is received (chained), routed, and written as its
+    first 16128 bytes with its full length; a 3000-byte one whole; v26.07 drops both on
+    receive."""
     frames = []
     for size in (3000, 20000):
         ip = bytes.fromhex("4500") + (size - 14).to_bytes(2, "big") + bytes(4) + bytes([64, 17]) + bytes(2) + \
@@ -81,8 +84,8 @@ def test_chained_frames_longer_than_16128_bytes(tmp_path, version, kernels):
         frames.append(bytes(12) + b"\x08\x00" + ip + bytes(size - 34))
     write_pcap(tmp_path / "in.pcap", frames)
     with compiled.using(kernels):
-        result = run_cli("run", f"0={tmp_path / 'in.pcap'}", "-p", "0x3", "-o", tmp_path / "out", "--quiet",
-                         "--dpdk", version)
+        result = run_cli(command[0], f"0={tmp_path / 'in.pcap'}", "-p", "0x3", "-o", tmp_path / "out", "--quiet",
+                         "--dpdk", version, *command[1:])
     assert result.exit_code == 0, result.output
     got = [(cap, wire) for cap, wire, _ in read_pcap_records(tmp_path / "out" / "port1.pcap")]
     assert got == ([] if release(version).has("jumbo_dropped_on_rx") else [(3000, 3000), (CHAINED_TX_CAPLEN, 20000)])
