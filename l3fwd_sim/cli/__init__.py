@@ -27,7 +27,8 @@ from ..text import printable
 
 COMMANDS = {"run": "run", "testpmd": "testpmd", "generate": "generate", "compare": "compare", "lookup": "lookup",
             "rules": "rules", "report": "report",
-            "bench": "bench", "dpdk-l3fwd": "dpdk_l3fwd", "dpdk-testpmd": "dpdk_testpmd"}   # command -> its module
+            "bench": "bench", "dpdk-l3fwd": "dpdk_l3fwd", "dpdk-testpmd": "dpdk_testpmd",
+            "verify": "verify"}   # command -> its module
 
 
 def tell(message: str) -> None:

@@ -1,0 +1,42 @@
+"""``l3fwd-sim verify [OPTIONS] -- PROGRAM [EAL options] -- [app options]``."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from ..releases import RELEASES
+from ..verify.verify import VerifyOptions, verify
+
+
+@click.command("verify", context_settings={"ignore_unknown_options": True})
+@click.option("--binary", type=click.Path(path_type=Path), help="The real program to run (default: PROGRAM on PATH).")
+@click.option("--dpdk", type=click.Choice(("auto", *RELEASES)), default="auto", show_default=True,
+              help="Release profile of the simulator; auto: the binary's own release (its EAL's version string).")
+@click.option("--pipeline", type=click.Choice(("multi", "simple")), default="multi", show_default=True,
+              help="The binary's build: x86 multi-buffer path (multi) or the per-packet one.")
+@click.option("--keep", type=click.Path(path_type=Path), help="Keep both sides' files here (real/, sim/).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.argument("line", nargs=-1, type=click.UNPROCESSED, required=True, metavar="-- PROGRAM [EAL] -- [APP]")
+def command(binary, dpdk, pipeline, keep, as_json, line):
+    """Run a real dpdk-l3fwd or dpdk-testpmd (yours, patched or not) and the simulator on
+    the same command line, and say whether and where their transmitted files differ.
+    Exit 0: identical; 1: they differ; 2: bad input."""
+    line = list(line)
+    result = verify(VerifyOptions(line[0], line[1:], binary, dpdk, keep, pipeline))
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+    else:
+        click.echo(f"{result['program']} ({result['binary']}) against l3fwd-sim as DPDK {result['dpdk']}, "
+                   f"{result['pipeline']} build")
+        if "refusal" in result["real"] or result["simulator"]["refused"]:
+            click.echo(f"  real: {result['real'].get('refusal', 'forwarded')}")
+            click.echo(f"  simulator: {result['simulator']['refused'] or 'forwarded'}")
+        for entry in result["files"]:
+            click.echo(f"  {entry['file']}: {'identical' if entry['equal'] else entry['verdict']}")
+            if "report" in entry:
+                click.echo("\n".join("    " + text for text in entry["report"].splitlines()))
+        click.echo("identical" if result["equal"] else "DIFFER")
+    sys.exit(0 if result["equal"] else 1)
