@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test fuzz bench clean bytecode screenshot
+.PHONY: demo test test-dpdk fuzz bench clean bytecode screenshot
 
 $(STAMP): pyproject.toml setup.py $(wildcard l3fwd_sim/*.[ch] l3fwd_sim/*/*.[ch])
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,13 @@ test: bytecode
 	@# over every core (pytest-xdist), a test file per worker: module fixtures are built once
 	$(BIN)/python -m pytest -q -rs -n auto --dist loadfile
 
+# the simulator against a live real DPDK (Debian's 22.11: apt-get install dpdk dpdk-dev libdpdk-dev
+# dpdk-doc pkg-config), VERIFY_ROUNDS rounds of generated traffic and rule files (l3fwd-sim verify --fuzz)
+VERIFY_ROUNDS ?= 200
+test-dpdk: bytecode
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/verify
+	$(BIN)/l3fwd-sim verify --fuzz $(VERIFY_ROUNDS) --seed 1 --keep verify-out --binary "$$(bash tests/dpdk/build-l3fwd-22.11.sh build/dpdk-22.11)"
+
 # the fuzz suite (tests/fuzz) for FUZZ_SECONDS in all, shared among its targets, from fresh
 # random seeds; make test runs the same targets on a fixed set of cases (tests/support/fuzzing.py)
 FUZZ_SECONDS ?= 600
@@ -50,4 +57,4 @@ screenshot: bytecode
 	$(BIN)/python tests/support/browser.py docs/report.png
 
 clean:
-	rm -rf $(VENV) demo-out bench-out .pytest_cache .hypothesis
+	rm -rf $(VENV) demo-out bench-out verify-out build/dpdk-22.11 .pytest_cache .hypothesis

@@ -97,3 +97,14 @@ def test_a_broken_build_is_caught(tmp_path, traffic):
     assert any("ttl" in entry["report"] for entry in differing), differing[0]["report"]
     exit_code = run_cli("verify", "--binary", broken, "--", *l3fwd_line(traffic / "random", tmp_path, 1, [])).exit_code
     assert exit_code == 1
+
+
+@pytest.mark.parametrize("program", ["l3fwd", "testpmd"])
+def test_fuzz_rounds_find_no_difference(tmp_path, program):
+    require()
+    """A few rounds of verify --fuzz (fixed seeds: layouts, lookups, rule files, traffic)
+    against the real 22.11; make test-dpdk runs 200."""
+    binary = build_l3fwd() if program == "l3fwd" else shutil.which("dpdk-testpmd")
+    result = run_cli("verify", "--binary", binary, "--fuzz", "5", "--seed", "11", "--json", "--keep", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {"rounds": 5, "equal": True}
