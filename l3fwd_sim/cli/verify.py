@@ -49,6 +49,8 @@ def command(binary, dpdk, pipeline, keep, as_json, rounds, seed, line):
             click.echo(f"  {entry['file']}: {'identical' if entry['equal'] else entry['verdict']}")
             if "report" in entry:
                 click.echo("\n".join("    " + text for text in entry["report"].splitlines()))
+                for line in entry["simulator_trace"]:
+                    click.echo(f"    simulator's trace of B[{line['tx_index']}]: {json.dumps(line)}")
         click.echo("identical" if result["equal"] else "DIFFER")
     sys.exit(0 if result["equal"] else 1)
 

@@ -157,16 +157,17 @@ def check_ptype(port: int, parse_ptype: bool) -> None:
 
 
 class TxFiles:
-    """Every ``tx_pcap`` of a command line (and the stats file, if asked for): the outputs
-    of the run, written as one all-or-nothing set. Refused before anything runs: a file
-    named twice, a tx file that is also an rx_pcap (net_pcap would truncate the input
-    when it creates its outputs), a directory that does not exist."""
+    """Every ``tx_pcap`` of a command line (and the run's own files asked for: the stats,
+    the trace, each by its name in the run's output directory): the outputs of the run,
+    written as one all-or-nothing set. Refused before anything runs: a file named twice, a
+    tx file that is also an rx_pcap (net_pcap would truncate the input when it creates
+    its outputs), a directory that does not exist."""
 
-    def __init__(self, vdevs: list[PcapVdev], stats_file: str | None = None):
+    def __init__(self, vdevs: list[PcapVdev], extras: dict[str, str | None] | None = None):
         self.queues = [(port, queue, Path(path)) for port, vdev in enumerate(vdevs)
                        for queue, path in enumerate(vdev.tx_pcap)]
-        self.stats_file = Path(stats_file) if stats_file else None
-        targets = [path for _, _, path in self.queues] + ([self.stats_file] if self.stats_file else [])
+        self.extras = {name: Path(target) for name, target in (extras or {}).items() if target}
+        targets = [path for _, _, path in self.queues] + list(self.extras.values())
         if not targets:
             raise SimError("no tx_pcap= in any --vdev and no L3FWD_SIM_STATS: this run would write nothing")
         inputs = {identity(p)[0] for vdev in vdevs for p in vdev.rx_pcap if not is_url(p) and os.path.exists(p)}
@@ -192,9 +193,9 @@ class TxFiles:
         finally:
             shutil.rmtree(path, ignore_errors=True)
 
-    def publish(self, sent: Callable[[int, int], Path], stats: Path, scratch: Path) -> None:
+    def publish(self, sent: Callable[[int, int], Path], outdir: Path, scratch: Path) -> None:
         """Put in place what TX queue (port, queue) sent (``sent``: the run's file for it)
-        and the stats. A queue the run wrote nothing for (a port outside the portmask, a
+        and the run's own files asked for (from ``outdir``). A queue the run wrote nothing for (a port outside the portmask, a
         queue no lcore sends on) becomes an empty pcap, as net_pcap leaves such a file, with
         the time-stamp precision of the run's other files."""
         produced = {(port, queue): sent(port, queue) for port, queue, _ in self.queues}
@@ -206,6 +207,5 @@ class TxFiles:
                 produced[port, queue] = scratch / f"empty{index}.pcap"
                 PcapWriter(produced[port, queue], nanosecond=nanosecond).commit()
             files[produced[port, queue]] = target
-        if self.stats_file:
-            files[stats] = self.stats_file
+        files.update({outdir / name: target for name, target in self.extras.items()})
         publish_files(files)

@@ -23,6 +23,7 @@ from ..capture.reading import Reading
 from ..dataplane.ports import PortConfig, mac_text
 from ..dataplane.queues import L3FWD_DEFAULT_CONFIG, lcores_of, parse_config
 from ..eal.args import Eal, parse_eal, split_argv
+from ..dataplane.trace import TRACE_FILE
 from ..eal.net_pcap import TxFiles
 from ..errors import SimError
 from ..numbers import brief
@@ -41,9 +42,10 @@ class Launch:
 
 
 def dpdk_l3fwd(argv: list[str], pipeline: str = "multi", stats_file: str | None = None,
-               dpdk: Release | None = None) -> Launch:
+               dpdk: Release | None = None, trace_file: str | None = None) -> Launch:
     """Run a dpdk-l3fwd command line (without the program name) as release ``dpdk``
-    runs it (default: v26.07, or ``L3FWD_SIM_DPDK``)."""
+    runs it (default: v26.07, or ``L3FWD_SIM_DPDK``); ``trace_file``: also every packet's
+    trace line there (``run --trace all``)."""
     dpdk = dpdk or release()
     if pipeline not in PIPELINES:
         raise SimError(f"L3FWD_SIM_PIPELINE={brief(pipeline)}: choose simple or multi (DPDK's per-packet "
@@ -53,7 +55,7 @@ def dpdk_l3fwd(argv: list[str], pipeline: str = "multi", stats_file: str | None 
     args = parse_args(app_argv, dpdk)
     if args.event_mode:
         event_mode_setup(args, eal)              # refuses, as real l3fwd over net_pcap does
-    tx_files = TxFiles(eal.vdevs, stats_file)
+    tx_files = TxFiles(eal.vdevs, {"stats.json": stats_file, TRACE_FILE: trace_file})
     several = len(eal.lcores) > 1          # one TX queue per lcore: the run's files are per TX queue
 
     def sent(port: int, queue: int) -> Path:
@@ -66,9 +68,10 @@ def dpdk_l3fwd(argv: list[str], pipeline: str = "multi", stats_file: str | None 
             queue_inputs={(port, queue): as_location(path) for port, vdev in enumerate(eal.vdevs)
                           for queue, path in enumerate(vdev.rx_pcap)},
             lcore_mask=eal.lcores, vdevs=eal.vdevs, merge=False,       # real l3fwd writes no merged file
+            trace="all" if trace_file else None,
             **{**args.run_options(), "config": args.config or L3FWD_DEFAULT_CONFIG}))
         stats["warnings"][:0] = eal.warnings
-        tx_files.publish(sent, out / "stats.json", scratch)
+        tx_files.publish(sent, out, scratch)
     return Launch(stats, _console(args, eal, stats))
 
 

@@ -48,7 +48,7 @@ def dpdk_testpmd(argv: list[str], stats_file: str | None = None, dpdk: Release |
     fwd_ports = fwd_ports[:args.nb_ports or len(fwd_ports)]
     if not fwd_ports:
         raise SimError("dpdk-testpmd: --portmask selects no existing port")
-    tx_files = TxFiles(eal.vdevs, stats_file)
+    tx_files = TxFiles(eal.vdevs, {"stats.json": stats_file})
     with tx_files.scratch() as scratch:
         out = scratch / "out"
         stats = testpmd_run(TestpmdOptions(
@@ -61,7 +61,7 @@ def dpdk_testpmd(argv: list[str], stats_file: str | None = None, dpdk: Release |
         stats["warnings"][:0] = eal.warnings
         if args.flush_rx:
             stats["warnings"].append(FLUSHED)
-        tx_files.publish(lambda port, queue: out / f"port{port}.q{queue}.pcap", out / "stats.json", scratch)
+        tx_files.publish(lambda port, queue: out / f"port{port}.q{queue}.pcap", out, scratch)
     return stats, [*eal.console, *_console(args, fwd_ports)]
 
 

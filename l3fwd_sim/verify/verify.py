@@ -8,6 +8,7 @@ Version`` line (``-v``, on a line that only asks for the usage text); a patched 
 compares with its release."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -16,6 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..dataplane.trace import TRACE_FILE
 from ..diff.compare import CompareOptions, compare_files
 from ..eal.args import split_argv
 from ..errors import SimError
@@ -42,10 +44,13 @@ class VerifyOptions:
 
 @dataclass
 class TxFile:
-    """One ``tx_pcap`` of the line, and where each side wrote it."""
+    """One ``tx_pcap`` of the line — TX queue ``queue`` of port ``port`` — and where each
+    side wrote it."""
     given: str
     real: Path
     sim: Path
+    port: int
+    queue: int
 
 
 def binary_release(binary: Path) -> Release:
@@ -73,6 +78,7 @@ def _redirect(argv: list[str], real_dir: Path, sim_dir: Path, prefix: str) -> tu
     """The line for each side: every tx_pcap redirected, EAL's file prefix made private."""
     eal, app = split_argv(argv)
     real_eal, sim_eal, files = [], [], []
+    port = 0
     words = iter(eal)
     for word in words:
         if word == "--file-prefix":
@@ -88,18 +94,20 @@ def _redirect(argv: list[str], real_dir: Path, sim_dir: Path, prefix: str) -> tu
         if vdev is None:
             real_eal.append(word), sim_eal.append(word)
             continue
-        parts_real, parts_sim = [], []
+        parts_real, parts_sim, queue = [], [], 0
         for part in vdev.split(","):
             key, eq, value = part.partition("=")
             if key.strip() == "tx_pcap" and eq:
                 name = f"{len(files)}-{Path(value).name}"
-                files.append(TxFile(value, real_dir / name, sim_dir / name))
+                files.append(TxFile(value, real_dir / name, sim_dir / name, port, queue))
+                queue += 1
                 parts_real.append(f"tx_pcap={real_dir / name}")
                 parts_sim.append(f"tx_pcap={sim_dir / name}")
             else:
                 parts_real.append(part), parts_sim.append(part)
         real_eal += ["--vdev", ",".join(parts_real)]
         sim_eal += ["--vdev", ",".join(parts_sim)]
+        port += not vdev.startswith("event_")
     tail = ["--", *app] if "--" in argv else []
     return [*real_eal, "--file-prefix", prefix, *tail], [*sim_eal, *tail], files
 
@@ -120,7 +128,8 @@ def verify(opt: VerifyOptions) -> dict:
         sim_refusal, read = None, []
         try:
             if opt.program == "dpdk-l3fwd":
-                stats = dpdk_l3fwd(sim_argv, opt.pipeline, str(sim_dir / "stats.json"), profile).stats
+                stats = dpdk_l3fwd(sim_argv, opt.pipeline, str(sim_dir / "stats.json"), profile,
+                                   str(sim_dir / TRACE_FILE)).stats
             else:
                 stats = dpdk_testpmd(sim_argv, str(sim_dir / "stats.json"), profile)[0]
             read = sorted({Path(p).resolve() for p in stats["options"]["inputs"].values()})
@@ -129,7 +138,7 @@ def verify(opt: VerifyOptions) -> dict:
         real = run_real(opt.program, binary, real_argv, read,
                         {f.real: f.sim.stat().st_size if f.sim.exists() else -1 for f in files},
                         f"l3fwd-sim-verify-{os.getpid()}")
-        result = _compared(opt, binary, profile, real, sim_refusal, files)
+        result = _compared(opt, binary, profile, real, sim_refusal, files, _trace(sim_dir))
         if opt.keep:
             shutil.copytree(work, opt.keep, dirs_exist_ok=True)
             result["kept"] = str(opt.keep)
@@ -138,8 +147,25 @@ def verify(opt: VerifyOptions) -> dict:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def _trace(sim_dir: Path) -> dict:
+    """The simulator's trace lines of the packets it sent, by (TX port, TX queue, place in
+    that queue's file); empty for testpmd (it keeps no trace)."""
+    path, stats = sim_dir / TRACE_FILE, sim_dir / "stats.json"
+    if not path.exists():
+        return {}
+    per_lcore = json.loads(stats.read_text()).get("lcores", {}).get("per_lcore", {})
+    queue_of = {int(lcore): entry["tx_queue"] for lcore, entry in per_lcore.items()}
+    lines = {}
+    with open(path) as trace:
+        for text in trace:
+            line = json.loads(text)
+            if line["tx_port"] is not None:
+                lines[line["tx_port"], queue_of.get(line["lcore"], 0), line["tx_index"]] = line
+    return lines
+
+
 def _compared(opt: VerifyOptions, binary: Path, profile: Release, real: RealRun, sim_refusal: str | None,
-              files: list[TxFile]) -> dict:
+              files: list[TxFile], trace: dict) -> dict:
     out = {"program": opt.program, "binary": str(binary), "dpdk": profile.name, "pipeline": opt.pipeline,
            "real": {"status": real.status, "forwarded": real.started}, "simulator": {"refused": sim_refusal}}
     if not real.started or sim_refusal is not None:
@@ -159,8 +185,12 @@ def _compared(opt: VerifyOptions, binary: Path, profile: Release, real: RealRun,
         report = compare_files(f.real, f.sim, CompareOptions(max_diffs=opt.max_diffs, by_layers=True))
         entry = {"file": f.given, "equal": report.equal, "verdict": report.verdict()}
         if not report.equal:
-            entry["report"] = report.format_text()
+            entry["report"] = report.format_text().replace(str(f.real), f"the real {opt.program}").replace(
+                str(f.sim), "l3fwd-sim")
             entry["by_cause"] = report.by_layers
+            # the simulator's decision for each differing packet it sent: rule line, next hop, drop
+            entry["simulator_trace"] = [trace[f.port, f.queue, d.index_b] for d in report.differences
+                                        if d.index_b is not None and (f.port, f.queue, d.index_b) in trace]
         compared.append(entry)
     out["files"] = compared
     out["equal"] = all(entry["equal"] for entry in compared)

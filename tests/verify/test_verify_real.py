@@ -94,7 +94,10 @@ def test_a_broken_build_is_caught(tmp_path, traffic):
     assert not result["equal"]
     differing = [entry for entry in result["files"] if not entry["equal"]]
     assert differing and all("modified" in entry["verdict"] for entry in differing)
-    assert any("ttl" in entry["report"] for entry in differing), differing[0]["report"]
+    assert any("IP.ttl" in entry["report"] for entry in differing), differing[0]["report"]
+    # with each differing packet, the simulator's own decision for it (table, rule, next hop)
+    traced = [line for entry in differing for line in entry["simulator_trace"]]
+    assert traced and all(line["ptype"] == "ipv4" and line["table"] == "lpm4" for line in traced)
     exit_code = run_cli("verify", "--binary", broken, "--", *l3fwd_line(traffic / "random", tmp_path, 1, [])).exit_code
     assert exit_code == 1
 
