@@ -92,7 +92,8 @@ def _redirect(argv: list[str], real_dir: Path, sim_dir: Path, prefix: str) -> tu
         elif word.startswith("--vdev="):
             vdev = word.partition("=")[2]
         if vdev is None:
-            real_eal.append(word), sim_eal.append(word)
+            real_eal.append(word)
+            sim_eal.append(word)
             continue
         parts_real, parts_sim, queue = [], [], 0
         for part in vdev.split(","):
@@ -104,7 +105,8 @@ def _redirect(argv: list[str], real_dir: Path, sim_dir: Path, prefix: str) -> tu
                 parts_real.append(f"tx_pcap={real_dir / name}")
                 parts_sim.append(f"tx_pcap={sim_dir / name}")
             else:
-                parts_real.append(part), parts_sim.append(part)
+                parts_real.append(part)
+                parts_sim.append(part)
         real_eal += ["--vdev", ",".join(parts_real)]
         sim_eal += ["--vdev", ",".join(parts_sim)]
         port += not vdev.startswith("event_")
