@@ -111,11 +111,12 @@ def run_real(program: str, binary: Path, argv: list[str], read: list[Path], writ
             reader.join(EXIT_SECONDS)
             return RealRun(proc.returncode, False, console)
         _until_done(proc, read, written)
-        if program == "dpdk-l3fwd":
-            os.kill(proc.pid, signal.SIGINT)
-        else:
-            proc.stdin.write("\n")
-            proc.stdin.flush()
+        if proc.poll() is None:                 # (an exited one's PID may be someone else's by now)
+            if program == "dpdk-l3fwd":
+                proc.send_signal(signal.SIGINT)
+            else:
+                proc.stdin.write("\n")
+                proc.stdin.flush()
         proc.wait(EXIT_SECONDS)
         reader.join(EXIT_SECONDS)
         return RealRun(proc.returncode, True, console)
@@ -123,7 +124,7 @@ def run_real(program: str, binary: Path, argv: list[str], read: list[Path], writ
         raise SimError(f"{binary}: did not exit within {EXIT_SECONDS:g} s of being told to; killed it") from None
     finally:
         if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGKILL)
+            proc.kill()
             proc.wait()
         reader.join(EXIT_SECONDS)
         os.close(terminal)
