@@ -16,7 +16,6 @@ from ..errors import SimError
 from ..l3fwd.args import (LOOKUPS, check_event_options, choose_lookup, parse_link_speed, parse_mbcache, parse_mode,
                           parse_queue_size)
 from ..l3fwd.event import EVENT_MODE_REFUSED
-from ..numbers import c_atoi
 from ..releases import DEFAULT, ENVIRONMENT, RELEASES
 from . import tell
 
@@ -136,8 +135,8 @@ def check_app_options(app: dict, config: bool) -> list[str]:
     prints. Event mode is refused after them: real l3fwd cannot run it over net_pcap."""
     event_mode = parse_mode(app["mode"], False) if app["mode"] is not None else False
     notes = check_event_options(event_mode, config, app["eventq_sched"] is not None,
-                                app["event_eth_rxqs"] is not None, app["event_vector"],
-                                c_atoi(app["event_vector_size"] or "0"), c_atoi(app["event_vector_tmo"] or "0"))
+                                app["event_eth_rxqs"] is not None, app["event_vector"], app["event_vector_size"],
+                                app["event_vector_tmo"])
     if event_mode:
         raise SimError(f"--mode eventdev: {EVENT_MODE_REFUSED}")
     for option in ("--rx-queue-size", "--tx-queue-size"):

@@ -22,11 +22,9 @@ from .. import compiled, hold
 from ..capture import location
 from ..capture.offline import OpenCaptures, open_offline
 from ..capture.pcap import PcapReader
-from ..capture.records import RECORD_ROW
-from ..capture.records import CAPLEN, header_field
+from ..capture.records import CAPLEN, RECORD_ROW, header_field
 from ..capture.writers import PortOutputs
-from ..releases import CHAINED_TX_CAPLEN, Release
-from ..releases import release as release_of
+from ..releases import CHAINED_TX_CAPLEN, Release, release as release_of
 from .hits import Decisions
 from .polling import Received, receive
 from .rss import RssQueue, RssShare

@@ -36,24 +36,26 @@ class Eal:
     """What ``rte_eal_init`` leaves for the application: enabled lcores (ascending), the
     ports — one per ``--vdev net_pcap`` that probed, in command-line order (port id =
     position) — the event devices (``--vdev event_sw0``: only event mode opens them), and
-    the vdevs whose probe failed, each with net_pcap's message."""
+    the vdevs whose probe failed, each as (name, the rx_pcap libpcap could not open, why)."""
     lcores: list[int]
     vdevs: list[PcapVdev] = field(default_factory=list)
     main_lcore: int | None = None
     eventdevs: list[str] = field(default_factory=list)
-    unprobed: list[tuple[str, str]] = field(default_factory=list)
+    unprobed: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def console(self) -> list[str]:
-        """What EAL and net_pcap printed of the probe."""
-        return [line for name, message in self.unprobed for line in (message, f"EAL: Failed to probe device {name}")]
+        """What net_pcap and EAL printed of the probe."""
+        return [line for name, path, reason in self.unprobed
+                for line in (f"ETH_PCAP: open_single_rx_pcap(): Couldn't open {path}: {reason}",
+                             f"EAL: Failed to probe device {name}")]
 
     @property
     def warnings(self) -> list[str]:
         """One line per vdev whose probe failed: what it costs the run."""
-        return [f"{name} failed to probe ({message.split('): ', 1)[1]}): it is no port, its tx_pcap files are not "
+        return [f"{name} failed to probe (Couldn't open {path}: {reason}): it is no port, its tx_pcap files are not "
                 f"created, and the vdevs after it take its port ids; ports: {self._ports()}"
-                for name, message in self.unprobed]
+                for name, path, reason in self.unprobed]
 
     def _ports(self) -> str:
         return ", ".join(f"{port}={vdev.name}" for port, vdev in enumerate(self.vdevs)) or "none"
@@ -71,7 +73,8 @@ class Eal:
         a refusal about a missing port needs to be understood."""
         if not self.unprobed:
             return ""
-        failed = "; ".join(f"{name} failed to probe ({message.split('): ', 1)[1]})" for name, message in self.unprobed)
+        failed = "; ".join(f"{name} failed to probe (Couldn't open {path}: {reason})"
+                           for name, path, reason in self.unprobed)
         return f" ({failed}; ports: {self._ports()})"
 
 
@@ -200,4 +203,4 @@ def parse_eal(argv: list[str]) -> Eal:
         main_lcore = int(digits)
     probed = [(vdev, vdev.probe()) for vdev in vdevs]            # the bus probe, once every option is read
     return Eal(lcores, [vdev for vdev, failed in probed if not failed], main_lcore if main_lcore is not None else lcores[0],
-               eventdevs, [(vdev.name, failed) for vdev, failed in probed if failed])
+               eventdevs, [(vdev.name, *failed) for vdev, failed in probed if failed])

@@ -68,9 +68,9 @@ class PcapVdev:
         """``max_tx_queues``: one per tx_pcap, or a dropping one per rx_pcap."""
         return len(self.tx_pcap) or len(self.rx_pcap)
 
-    def probe(self) -> str | None:
+    def probe(self) -> tuple[str, str] | None:
         """What ``pmd_pcap_probe`` makes of the files: None if every rx_pcap opens as
-        libpcap opens it, else net_pcap's message for the first that does not (the probe
+        libpcap opens it, else the first that does not and libpcap's reason (the probe
         fails). A pipe is not opened here: it can be read only once."""
         for path in self.rx_pcap:
             location = as_location(path)
@@ -79,7 +79,7 @@ class PcapVdev:
             try:
                 open_offline(location, Reading.LIBPCAP).close()
             except NotACapture as err:
-                return f"ETH_PCAP: open_single_rx_pcap(): Couldn't open {path}: {err.reason}"
+                return path, err.reason
         return None
 
     def configure(self, port: int, nb_rxq: int, nb_txq: int, relax_rx_offload: bool) -> None:

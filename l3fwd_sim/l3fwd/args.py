@@ -81,10 +81,12 @@ def parse_mode(text: str, current: bool) -> bool:
 
 
 def check_event_options(event_mode: bool, config: bool, eventq_sched: bool, eth_rx_queues: bool, vector: bool,
-                        vector_size: int, vector_tmo: int) -> list[str]:
+                        vector_size: str | None, vector_tmo: str | None) -> list[str]:
     """``parse_args``' checks of the event options once every option is read
-    (main.c:1060-1086), in its order; the lines it prints. In poll mode the vector
-    options are accepted and change nothing."""
+    (main.c:1060-1086), in its order; the lines it prints. ``vector_size``/``vector_tmo``:
+    the last ``--event-vector-size``/``--event-vector-tmo`` given (``strtol`` into a
+    uint16_t, ``strtoull``). In poll mode the vector options are accepted and change
+    nothing."""
     if event_mode and config:
         raise SimError("--mode eventdev with --config: lcore config is not valid when event mode is selected")
     if not event_mode and eth_rx_queues:
@@ -92,9 +94,9 @@ def check_event_options(event_mode: bool, config: bool, eventq_sched: bool, eth_
     if not event_mode and eventq_sched:
         raise SimError("--eventq-sched: eventq_sched is valid only when event mode is selected")
     lines = ["event vectorization is enabled"] if vector else []
-    if vector and not vector_size:
+    if vector and not c_atoi(vector_size or "0") & 0xFFFF:
         lines.append(f"vector size set to default ({VECTOR_SIZE_DEFAULT})")
-    if vector and not vector_tmo:
+    if vector and not c_atoi(vector_tmo or "0"):
         lines.append(f"vector timeout set to default ({VECTOR_TMO_NS_DEFAULT} ns)")
     return lines
 
@@ -156,7 +158,7 @@ def parse_args(argv: list[str], dpdk: Release | None = None) -> L3fwdArgs:
     args = L3fwdArgs()
     lookup = None
     eventq_sched = eth_rx_queues = vector = False
-    vector_size = vector_tmo = 0
+    vector_size = vector_tmo = None
     say = args.console.append
     known = tuple(name for name in _LONG if dpdk.knows(name.rstrip("=")))
     for opt, value in getopt_long(argv, _SHORT, known, "dpdk-l3fwd"):
@@ -207,9 +209,9 @@ def parse_args(argv: list[str], dpdk: Release | None = None) -> L3fwdArgs:
         elif opt == "--event-vector":
             vector = True
         elif opt == "--event-vector-size":
-            vector_size = c_atoi(value) & 0xFFFF          # strtol into a uint16_t
+            vector_size = value
         elif opt == "--event-vector-tmo":
-            vector_tmo = c_atoi(value)
+            vector_tmo = value
         elif opt == "--rule_ipv4":
             args.rule_ipv4 = value
         elif opt == "--rule_ipv6":

@@ -65,7 +65,8 @@ class LpmRoutes:
     installed: dict = field(default_factory=dict)
     files: dict = field(default_factory=dict)        # family -> file_label of its rule file
     rule_lines: dict = field(default_factory=dict)   # family -> (each rule's line, installed?) in file order
-    route_ports: list = field(default_factory=list)  # the port of each installed route, in set-up order
+    route_ports: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # each installed route's port,
+                                                     # in set-up order
 
 
 @dataclass
@@ -77,7 +78,8 @@ class EmRoutes:
     installed: dict = field(default_factory=dict)
     files: dict = field(default_factory=dict)
     rule_lines: dict = field(default_factory=dict)   # family -> (each rule's line, installed?) in file order
-    route_ports: list = field(default_factory=list)  # the port of each installed flow, in set-up order
+    route_ports: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # each installed flow's port,
+                                                     # in set-up order
 
 
 @dataclass
@@ -142,13 +144,13 @@ def load_routes(lookup: str, ports: PortConfig, rule_ipv4: Path | None = None,
         rules6 = installed(rules6, ports) if ipv6 else []
         return EmRoutes(em_table(rules4, 4), em_table(rules6, 6),
                         {"ipv4": len(rules4), "ipv6": len(rules6)}, files, lines,
-                        [rule.port for rule in (*rules4, *rules6)])
+                        np.array([rule.port for rule in (*rules4, *rules6)], np.int64))
     v4, v6 = _build(Lpm4, rules4, ports, lookup == "fib"), _build(Lpm6, rules6, ports, lookup == "fib")
     count = {"ipv4": int(ports.enabled[rules4.port].sum()), "ipv6": int(ports.enabled[rules6.port].sum())}
     lines = {family: (np.asarray(rules.line, np.int64), ports.enabled[rules.port])
              for family, rules in ((4, rules4), (6, rules6))}
-    ports_in_order = [int(p) for rules in (rules4, rules6) for p in rules.port[ports.enabled[rules.port]]]
-    return LpmRoutes(v4, v6, count, files, lines, ports_in_order)
+    route_ports = np.concatenate([rules.port[ports.enabled[rules.port]] for rules in (rules4, rules6)]).astype(np.int64)
+    return LpmRoutes(v4, v6, count, files, lines, route_ports)
 
 
 # the message of each lookup's set-up when rte_eth_dev_info_get fails for a route's port
@@ -161,9 +163,9 @@ def check_route_devices(lookup: str, routes, vdevs: list) -> None:
     port of every route (flow) they install, in order (IPv4's, then IPv6's), and exit on
     the first port no device has: ``-p 0xf`` over one vdev is refused as soon as a route
     to port 1 is installed. ``setup_acl`` asks no device."""
-    if lookup in _NO_DEVICE:
-        for port in routes.route_ports:
-            dev_info_get(vdevs, port, _NO_DEVICE[lookup].format(port=port))
+    if lookup in _NO_DEVICE and len(missing := np.flatnonzero(routes.route_ports >= len(vdevs))):
+        port = int(routes.route_ports[missing[0]])
+        dev_info_get(vdevs, port, _NO_DEVICE[lookup].format(port=port))
 
 
 def rule_hit_sizes(lookup: str, routes) -> dict[str, int]:

@@ -23,7 +23,7 @@ from ..dataplane.ports import PortConfig, mac_text, ports_of
 from ..eal.args import parse_eal, split_argv
 from ..eal.net_pcap import TxFiles
 from ..errors import SimError
-from ..releases import Release
+from ..releases import Release, release
 from .args import TestpmdArgs, parse_args
 from .run import TestpmdOptions, stream_queues, stream_tx_ports, ENGINES, testpmd_run
 
@@ -34,6 +34,7 @@ FLUSHED = ("every RX queue was drained before forwarding started (testpmd's flus
 def dpdk_testpmd(argv: list[str], stats_file: str | None = None, dpdk: Release | None = None):
     """Run a dpdk-testpmd command line (without the program name) as release ``dpdk``
     runs it (default: v26.07, or ``L3FWD_SIM_DPDK``); the stats and the console lines."""
+    dpdk = dpdk or release()
     eal_argv, app_argv = split_argv(argv)
     eal = parse_eal(eal_argv)
     ports = len(eal.vdevs)
@@ -57,7 +58,7 @@ def dpdk_testpmd(argv: list[str], stats_file: str | None = None, dpdk: Release |
             queue_inputs={(port, queue): as_location(path) for port in fwd_ports
                           for queue, path in enumerate(eal.vdevs[port].rx_pcap) if queue < args.rxq},
             rxq=args.rxq, txq=args.txq, flush_rx=args.flush_rx, output_format="pcap", reading=Reading.LIBPCAP,
-            **({"dpdk": dpdk} if dpdk else {})))
+            dpdk=dpdk))
         stats["warnings"][:0] = eal.warnings
         if args.flush_rx:
             stats["warnings"].append(FLUSHED)
