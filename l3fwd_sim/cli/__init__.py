@@ -27,7 +27,8 @@ from ..text import printable
 
 COMMANDS = {"run": "run", "testpmd": "testpmd", "generate": "generate", "compare": "compare", "lookup": "lookup",
             "rules": "rules", "report": "report",
-            "bench": "bench", "dpdk-l3fwd": "dpdk_l3fwd", "dpdk-testpmd": "dpdk_testpmd",
+            "bench": "bench", "dpdk-l3fwd": "dpdk_l3fwd", "dpdk-l3fwd-graph": "dpdk_l3fwd_graph",
+            "dpdk-testpmd": "dpdk_testpmd",
             "verify": "verify"}   # command -> its module
 
 
