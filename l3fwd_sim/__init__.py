@@ -1,4 +1,4 @@
-"""l3fwd-sim: DPDK's dpdk-l3fwd (and dpdk-testpmd) forwarding, simulated on pcap files.
+"""l3fwd-sim: DPDK's dpdk-l3fwd (and dpdk-l3fwd-graph, dpdk-testpmd) forwarding, simulated on pcap files.
 
 Public API (each function returns plain dicts, as ``--json`` prints them)::
 
@@ -9,6 +9,8 @@ Public API (each function returns plain dicts, as ``--json`` prints them)::
     lookup(LookupOptions(keys=["198.18.1.7"]))                         # l3fwd-sim lookup
     dpdk_l3fwd(["-l", "0", "--vdev", "net_pcap0,rx_pcap=a,tx_pcap=b", "--", ...])   # l3fwd-sim dpdk-l3fwd
     dpdk_testpmd([...])                                                # l3fwd-sim dpdk-testpmd
+    run_graph(GraphOptions(inputs={0: "pcaps/port0.pcap"}, outdir="g"))  # l3fwd-sim run --app graph
+    dpdk_l3fwd_graph([...])                                            # l3fwd-sim dpdk-l3fwd-graph
     write_report("out"); write_compare_report(compare(...), "c.html")  # report.html (l3fwd-sim report)
     Lpm4, Lpm6, ExactMatchTable       # rte_lpm / rte_lpm6 / rte_hash semantics
     SimError                          # bad input; str() is a one-line message
@@ -25,11 +27,13 @@ _HOMES = {"run": "l3fwd.run", "RunOptions": "l3fwd.run", "find_inputs": "datapla
           "compare": "diff.compare", "CompareOptions": "diff.compare",
           "lookup": "l3fwd.lookup", "LookupOptions": "l3fwd.lookup",
           "dpdk_l3fwd": "l3fwd.main", "dpdk_testpmd": "testpmd.main",
+          "run_graph": "graph.run", "GraphOptions": "graph.run", "dpdk_l3fwd_graph": "graph.main",
           "write_report": "report", "write_compare_report": "report",
           "Lpm4": "tables.lpm", "Lpm6": "tables.lpm", "ExactMatchTable": "tables.hash", "SimError": "errors"}
 
 __all__ = ["run", "RunOptions", "find_inputs", "testpmd_run", "TestpmdOptions", "generate", "GenerateOptions",
-           "compare", "CompareOptions", "lookup", "LookupOptions", "dpdk_l3fwd", "dpdk_testpmd", "write_report", "write_compare_report", "Lpm4", "Lpm6", "ExactMatchTable", "SimError"]
+           "compare", "CompareOptions", "lookup", "LookupOptions", "dpdk_l3fwd", "dpdk_testpmd",
+           "run_graph", "GraphOptions", "dpdk_l3fwd_graph", "write_report", "write_compare_report", "Lpm4", "Lpm6", "ExactMatchTable", "SimError"]
 __version__ = "0.1.0"
 
 

@@ -1,5 +1,5 @@
 """The folder tree is the architecture: every import inside ``l3fwd_sim`` runs down the
-layers (cli → bench, report → traffic, diff → l3fwd, testpmd → eal → dataplane → capture → tables →
+layers (cli → bench, report → traffic, diff → l3fwd, graph, testpmd → eal → dataplane → capture → tables →
 numbers, compiled → errors, text, hold), never up or sideways between peers, and no module imports itself back through
 others (imports inside functions count too)."""
 from __future__ import annotations

@@ -10,11 +10,13 @@ matrix: 64-byte IPV4-CONT-BURST and IPV4-4STREAMSX8 (4 × ``--count`` packets),
 ``generate random`` and IMIX (``--count`` packets), each with lpm, em, fib and lpm
 ``--jobs 2``. On ``generate random`` also the features users turn on (``FEATURES``): 4
 lcores × 2 RSS queues per port, the same with ``--jobs 2``, ``--trace all``,
-``--pipeline simple``, the same traffic as pcapng inputs (what Wireshark writes) and
-``--annotate`` on them. Every variant but the one-lcore lpm run is also given as a ratio
-to the run it is measured against in the same round (``Feature.versus``: the one-lcore
-run, or for ``--annotate`` the plain pcapng run): its throughput over theirs, 0.5 meaning
-twice the time; ``lpm --jobs 2`` so shows what ``--jobs 2`` brings one lcore.
+``--pipeline simple``, the same traffic as pcapng inputs (what Wireshark writes),
+``--annotate`` on them, and ``--app graph`` (dpdk-l3fwd-graph). Every variant but the
+one-lcore lpm run is also given as a ratio to the run it is measured against in the same
+round (``Feature.versus``: the one-lcore run, or for ``--annotate`` the plain pcapng
+run): its throughput over theirs, 0.5 meaning twice the time; ``lpm --jobs 2`` so shows
+what ``--jobs 2`` brings one lcore, ``--app graph`` how dpdk-l3fwd-graph compares with
+dpdk-l3fwd.
 
 Each workload is run in rounds, C and the simulator's variants interleaved (each round
 starting one later in their list), each into an empty output directory after a
@@ -69,7 +71,8 @@ VARIANTS = {f"{lookup} --jobs {jobs}": Feature(("--lookup", lookup, "--jobs", st
 FEATURES = {"4 lcores x 2 RSS queues": Feature(("--config", LCORES)),
             "4 lcores, --jobs 2": Feature(("--config", LCORES, "--jobs", "2")),
             "--trace all": Feature(("--trace", "all")), "--pipeline simple": Feature(("--pipeline", "simple")),
-            PCAPNG: Feature((), inputs="pcapng"), "--annotate": Feature(("--annotate",), inputs="pcapng", versus=PCAPNG)}
+            PCAPNG: Feature((), inputs="pcapng"), "--annotate": Feature(("--annotate",), inputs="pcapng", versus=PCAPNG),
+            "--app graph": Feature(("--app", "graph"))}       # dpdk-l3fwd-graph on the same traffic (docs/graph.md)
 FEATURE_WORKLOAD = "generate random"
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from ..dataplane.inputs import find_rx_queues
 from ..dataplane.ports import parse_port_mac, parse_portmask
@@ -28,8 +29,15 @@ def trace_count(text: str | None) -> int | str | None:
     return int(text)
 
 
+# what `run --app graph` takes besides its inputs and -o: the options that mean the same for dpdk-l3fwd-graph
+GRAPH_OPTIONS = ("app_name", "inputs", "outdir", "portmask", "config", "eth_dest", "port_mac", "max_pkt_len", "no_merge",
+                 "output_format", "quiet", "as_json", "report")
+
+
 @click.command("run")
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
+@click.option("--app", "app_name", type=click.Choice(("l3fwd", "graph")), default="l3fwd", show_default=True,
+              help="The forwarder: dpdk-l3fwd, or dpdk-l3fwd-graph (built-in routes, graph nodes; docs/graph.md).")
 @click.option("-o", "--output", "outdir", required=True, type=OUTPUT_DIR,
               help="Output directory: port<N>.pcap per enabled port, stats.json.")
 @table_options("Hex mask of enabled ports (default: ports with an input).")
@@ -79,13 +87,20 @@ def trace_count(text: str | None) -> int | str | None:
 @report_flag
 @dpdk_option
 @l3fwd_app_options
-def command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, rule_ipv4, rule_ipv6, pipeline,
+def command(app_name, inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, rule_ipv4, rule_ipv6, pipeline,
                 eth_dest, port_mac, rx_burst, tx_burst, max_pkt_len, alg, config, rss_key, reta_size, jobs, no_merge, cluster,
                 tls_ca_file, tls_cert, tls_key, trace, annotate, drops, output_format, quiet, as_json, report, dpdk,
                 **app):
     """Forward INPUT pcaps (a directory of port<N>.pcap, or N=FILE) as dpdk-l3fwd would."""
     if report:
         check_report_dir(outdir)
+    if app_name == "graph":
+        stats = run_graph_app(inputs, outdir, portmask, config, eth_dest, port_mac, max_pkt_len, no_merge,
+                              output_format)
+        if report:
+            write_run_report(outdir)
+        print_stats(stats, quiet, as_json)
+        return
     dpdk = release(dpdk)
     refuse_unknown(given_options(OPTION_ROWS), dpdk)
     lookup = lookup_method(lookup, lpm_flag, em_flag)
@@ -138,3 +153,22 @@ def command(inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, rule_ipv4
     print_stats(stats, quiet, as_json)
 
 
+
+
+def run_graph_app(inputs, outdir, portmask, config, eth_dest, port_mac, max_pkt_len, no_merge, output_format) -> dict:
+    """``run --app graph``: the inputs through dpdk-l3fwd-graph (``graph/run.py``); an
+    option that means nothing there is refused, naming it."""
+    from ..graph.run import GraphOptions, run_graph
+    ctx = click.get_current_context()
+    for param in ctx.command.params:
+        if param.name not in GRAPH_OPTIONS and ctx.get_parameter_source(param.name) is ParameterSource.COMMANDLINE:
+            raise SimError(f"--app graph: {param.opts[0]} has no meaning for dpdk-l3fwd-graph (built-in routes, "
+                           "no lookup or path to choose; docs/graph.md lists what it takes)")
+    rx_queues = find_rx_queues(list(inputs))
+    return run_graph(GraphOptions(
+        inputs={port: path for (port, queue), path in rx_queues.items() if queue is None},
+        queue_inputs={key: path for key, path in rx_queues.items() if key[1] is not None},
+        outdir=outdir, portmask=None if portmask is None else parse_portmask(portmask), config=config,
+        eth_dest=dict(parse_port_mac(x, "--eth-dest") for x in eth_dest),
+        port_mac=dict(parse_port_mac(x, "--port-mac") for x in port_mac),
+        max_pkt_len=max_pkt_len, merge=not no_merge, output_format=output_format))

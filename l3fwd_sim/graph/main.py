@@ -18,7 +18,8 @@ from ..dataplane.ports import PortConfig, mac_text, ports_of
 from ..eal.args import Eal, parse_eal, split_argv
 from ..eal.net_pcap import TxFiles
 from .args import GraphArgs, parse_args
-from .run import GraphOptions, run_graph
+from ..releases import Release, release
+from .run import GraphOptions, check_release, run_graph
 from .stats import format_cluster_table
 
 RSS_REQUESTED = 0xA38C          # RTE_ETH_RSS_IP, which net_pcap cannot hash: configured 0
@@ -31,8 +32,10 @@ class Launch:
     console: list[str]
 
 
-def dpdk_l3fwd_graph(argv: list[str], stats_file: str | None = None) -> Launch:
-    """Run a dpdk-l3fwd-graph command line (without the program name)."""
+def dpdk_l3fwd_graph(argv: list[str], stats_file: str | None = None, dpdk: Release | None = None) -> Launch:
+    """Run a dpdk-l3fwd-graph command line (without the program name); ``dpdk``: the
+    release asked for (default ``L3FWD_SIM_DPDK``, else v26.07: the only one modelled)."""
+    check_release(dpdk or release())
     eal_argv, app_argv = split_argv(argv)
     eal = parse_eal(eal_argv)
     args = parse_args(app_argv)
@@ -41,7 +44,7 @@ def dpdk_l3fwd_graph(argv: list[str], stats_file: str | None = None) -> Launch:
     with tx_files.scratch() as scratch, eal.explaining_ports():
         out = scratch / "out"
         stats = run_graph(GraphOptions(
-            inputs={}, outdir=out, reading=Reading.LIBPCAP, output_format="pcap", per_queue=True,
+            inputs={}, outdir=out, reading=Reading.LIBPCAP, dpdk=dpdk or release(), output_format="pcap", per_queue=True,
             queue_inputs={(port, queue): as_location(path) for port, vdev in enumerate(eal.vdevs)
                           for queue, path in enumerate(vdev.rx_pcap)},
             portmask=args.portmask, config=args.config, lcores=eal.lcores, main_lcore=eal.main_lcore,

@@ -36,6 +36,7 @@ from ..dataplane import rx
 from ..dataplane.stats import RunStats, write_json_atomic
 from ..eal.net_pcap import PcapVdev
 from ..errors import SimError
+from ..releases import Release
 from . import routes
 from .args import check_config, rx_queue_count
 from .nodes import DROP_REASONS, Nodes, Packets, ptype_of
@@ -43,6 +44,14 @@ from .stats import graph_stats
 from .walk import BURST_SIZE, Graph
 
 MIN_PKT_LEN, MAX_JUMBO_PKT_LEN = 64, 9600      # RTE_ETHER_MIN_LEN, main.c's MAX_JUMBO_PKT_LEN
+GRAPH_RELEASE = "26.07"                         # the one release whose l3fwd-graph is modelled (its goldens)
+
+
+def check_release(dpdk: Release) -> None:
+    """Only v26.07's l3fwd-graph is modelled: another release is refused, not guessed."""
+    if dpdk.name != GRAPH_RELEASE:
+        raise SimError(f"dpdk-l3fwd-graph: DPDK {dpdk.name} is not modelled for l3fwd-graph, only v{GRAPH_RELEASE} "
+                       "(--dpdk or L3FWD_SIM_DPDK; docs/graph.md)")
 
 
 @dataclass
@@ -57,6 +66,7 @@ class GraphOptions(PortInputs):
     main_lcore: int | None = None        # default: the lowest lcore id --config does not name
     vdevs: list[PcapVdev] | None = None  # a verbatim command line's ports: configured as l3fwd-graph does
     eth_dest: dict[int, bytes] = field(default_factory=dict)
+    port_mac: dict[int, bytes] = field(default_factory=dict)     # run's --port-mac (net_pcap: 02:70:63:61:70:0P)
     max_pkt_len: int | None = None
     output_format: str = "auto"
     nanosecond: bool | None = None
@@ -72,6 +82,7 @@ def run_graph(opt: GraphOptions) -> dict:
     """Forward the inputs as dpdk-l3fwd-graph would; write each TX queue's (or port's)
     capture and ``stats.json`` into ``opt.outdir``; return the stats."""
     started = time.perf_counter()
+    check_release(opt.dpdk)
     queue_inputs = {(int(p), int(q)): as_location(f) for (p, q), f in opt.queue_inputs.items()}
     with_input = sorted({*opt.inputs, *(p for p, _ in queue_inputs)})
     if opt.portmask is None and not with_input:
@@ -86,7 +97,7 @@ def run_graph(opt: GraphOptions) -> dict:
     enabled = [port for port in ports_of(portmask) if port < n_ports]          # RTE_ETH_FOREACH_DEV
     rx_queues = _setup_ports(opt, config, enabled, len(lcores), workers)
     notes = _unread_inputs(opt.inputs, queue_inputs, portmask, rx_queues)
-    port_config = PortConfig(portmask, opt.eth_dest)
+    port_config = PortConfig(portmask, opt.eth_dest, opt.port_mac)
     tables, route_lines = routes.install(portmask, n_ports, port_config.eth_header)
     opt.console.extend(route_lines)
     stats = RunStats(sorted({q.port for queues in workers.values() for q in queues}), enabled, DROP_REASONS)
@@ -117,7 +128,7 @@ def run_graph(opt: GraphOptions) -> dict:
                                 out.stage / f"port{port}.{fmt}")
         stats.note_conveniences(captures.open.conveniences())
         stats.elapsed = time.perf_counter() - started
-        stats.options = {"app": "l3fwd-graph", "portmask": f"0x{portmask:x}", "output_format": fmt,
+        stats.options = {"app": "l3fwd-graph", "dpdk": opt.dpdk.name, "portmask": f"0x{portmask:x}", "output_format": fmt,
                          "config": ",".join(f"({q.port},{q.queue},{q.lcore})" for q in config),
                          "max_pkt_len": opt.max_pkt_len, "main_lcore": main_lcore,
                          "inputs": {f"{p}.{q}": str(s) for (p, q), s in captures.sources.items()}}

@@ -54,6 +54,9 @@ def load_rule_counters(out: Path) -> tuple[Path, list[dict]]:
         stats = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, ValueError) as err:
         raise SimError(f"{path}: not a readable stats.json ({err})") from None
+    if isinstance(stats, dict) and isinstance(stats.get("options"), dict) and stats["options"].get("app") == "l3fwd-graph":
+        raise SimError(f"{path}: no rule counters: a dpdk-l3fwd-graph run has built-in routes, no rule files; its "
+                       "node counters are stats.json's \"graph\" part (l3fwd-sim report draws them)")
     if not isinstance(stats, dict) or "rules" not in stats:
         raise SimError(f"{path}: no rule counters: the stats are from a run without them "
                        "(l3fwd-sim testpmd, or an l3fwd-sim that did not count rule hits yet)")
