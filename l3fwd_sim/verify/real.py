@@ -3,7 +3,7 @@ were made: in a session of its own; ready when it prints its main-loop line; don
 state says so — every capture the simulator read of the same line is read to its end
 (``/proc/PID/fdinfo``: the file position at its size) and the ``tx_pcap`` sizes have
 stayed still: a few polls when they are the sizes the simulator wrote, a second when not
-(a loaded machine may hold the program back that long) — then SIGINT (dpdk-l3fwd) or the end of standard input
+(a loaded machine may hold the program back that long) — then SIGINT (dpdk-l3fwd, dpdk-l3fwd-graph) or the end of standard input
 (dpdk-testpmd). Every wait is bounded; the program is ended by its PID only; its
 ``/var/run/dpdk/<prefix>`` is removed."""
 from __future__ import annotations
@@ -20,7 +20,8 @@ from pathlib import Path
 
 from ..errors import SimError
 
-READY = {"dpdk-l3fwd": "entering main loop", "dpdk-testpmd": "Press enter to exit"}
+READY = {"dpdk-l3fwd": "entering main loop", "dpdk-l3fwd-graph": "Entering main loop",
+         "dpdk-testpmd": "Press enter to exit"}
 POLL_SECONDS = 0.05
 STILL_POLLS = (4, 20)             # tx sizes unchanged this many polls in a row, once the inputs are read: when
                                   # they are the simulator's sizes, and when they are not
@@ -67,7 +68,7 @@ def _position(pid: int, path: Path) -> int | None:
 
 def run_real(program: str, binary: Path, argv: list[str], read: list[Path], written: dict[Path, int],
              prefix: str) -> RealRun:
-    """Run ``binary argv`` (``program``: dpdk-l3fwd or dpdk-testpmd) until done: ``read``
+    """Run ``binary argv`` (``program``: a key of READY) until done: ``read``
     are the captures it must read to their end, ``written`` its tx files with the sizes
     the simulator gave them; ``prefix`` its EAL file prefix (removed after)."""
     # the console on a terminal, so that it is line-buffered as a person sees it (a pipe would
@@ -111,8 +112,10 @@ def run_real(program: str, binary: Path, argv: list[str], read: list[Path], writ
             reader.join(EXIT_SECONDS)
             return RealRun(proc.returncode, False, console)
         _until_done(proc, read, written)
+        if program == "dpdk-l3fwd-graph":
+            _until_tables(proc, console, _tables(console) + 1)
         if proc.poll() is None:                 # (an exited one's PID may be someone else's by now)
-            if program == "dpdk-l3fwd":
+            if program != "dpdk-testpmd":
                 proc.send_signal(signal.SIGINT)
             else:
                 proc.stdin.write("\n")
@@ -129,6 +132,21 @@ def run_real(program: str, binary: Path, argv: list[str], read: list[Path], writ
         reader.join(EXIT_SECONDS)
         os.close(terminal)
         shutil.rmtree(Path("/var/run/dpdk") / prefix, ignore_errors=True)
+
+
+def _tables(console: list[str]) -> int:
+    """How many complete statistics tables the console holds: dpdk-l3fwd-graph's main
+    lcore prints one a second (a banner, rows, a border)."""
+    borders = sum(1 for line in list(console) if "+-------------------------------+" in line)   # after ESC[2J
+    return borders // 3
+
+
+def _until_tables(proc: subprocess.Popen, console: list[str], tables: int) -> None:
+    """dpdk-l3fwd-graph: wait for its ``tables``-th statistics table, the first printed
+    wholly after the done state, so that its figures are final; bounded by RUN_SECONDS."""
+    deadline = time.monotonic() + RUN_SECONDS
+    while _tables(console) < tables and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(POLL_SECONDS)
 
 
 def _until_done(proc: subprocess.Popen, read: list[Path], written: dict[Path, int]) -> None:

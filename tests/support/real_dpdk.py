@@ -16,6 +16,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD = REPO / "tests" / "dpdk" / "build-l3fwd-22.11.sh"
+BUILD_GRAPH = REPO / "tests" / "dpdk" / "build-l3fwd-graph-22.11.sh"
 EXAMPLES = Path("/usr/share/dpdk/examples")
 PACKAGES = "apt-get install dpdk dpdk-dev libdpdk-dev dpdk-doc pkg-config"
 
@@ -50,6 +51,16 @@ def build_l3fwd(name: str = "stock", edit=None) -> Path:
     example sources (a deliberately broken build)."""
     require()
     return _build(name, edit)
+
+
+@functools.cache
+def build_l3fwd_graph() -> Path:
+    """dpdk-l3fwd-graph 22.11, as packaged (tests/dpdk/build-l3fwd-graph-22.11.sh)."""
+    require()
+    done = subprocess.run(["bash", str(BUILD_GRAPH), str(_workdir() / "graph")], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return Path(done.stdout.strip().splitlines()[-1])
 
 
 @functools.cache
