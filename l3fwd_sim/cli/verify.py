@@ -27,8 +27,9 @@ from .values import Int
 @click.option("--seed", type=Int(0, 1 << 62), default=1, show_default=True, help="--fuzz: the first round's seed.")
 @click.argument("line", nargs=-1, type=click.UNPROCESSED, metavar="-- PROGRAM [EAL] -- [APP]")
 def command(binary, dpdk, pipeline, keep, as_json, rounds, seed, line):
-    """Run a real dpdk-l3fwd or dpdk-testpmd (yours, patched or not) and the simulator on
-    the same command line, and say whether and where their transmitted files differ.
+    """Run a real dpdk-l3fwd, dpdk-l3fwd-graph or dpdk-testpmd (yours, patched or not) and
+    the simulator on the same command line, and say whether and where their transmitted
+    files differ.
     Exit 0: identical; 1: they differ; 2: bad input."""
     line = list(line)
     if rounds is not None:
@@ -40,8 +41,8 @@ def command(binary, dpdk, pipeline, keep, as_json, rounds, seed, line):
     if as_json:
         click.echo(json.dumps(result, indent=2))
     else:
-        click.echo(f"{result['program']} ({result['binary']}) against l3fwd-sim as DPDK {result['dpdk']}, "
-                   f"{result['pipeline']} build")
+        build = f", {result['pipeline']} build" if result["program"] == "dpdk-l3fwd" else ""
+        click.echo(f"{result['program']} ({result['binary']}) against l3fwd-sim as DPDK {result['dpdk']}{build}")
         if "refusal" in result["real"] or result["simulator"]["refused"]:
             click.echo(f"  real: {result['real'].get('refusal', 'forwarded')}")
             click.echo(f"  simulator: {result['simulator']['refused'] or 'forwarded'}")

@@ -51,7 +51,7 @@ def check_release(dpdk: Release) -> None:
     """Only v26.07's l3fwd-graph is modelled: another release is refused, not guessed."""
     if dpdk.name != GRAPH_RELEASE:
         raise SimError(f"dpdk-l3fwd-graph: DPDK {dpdk.name} is not modelled for l3fwd-graph, only v{GRAPH_RELEASE} "
-                       "(--dpdk or L3FWD_SIM_DPDK; docs/graph.md)")
+                       f"(--dpdk or L3FWD_SIM_DPDK; --dpdk {GRAPH_RELEASE} compares with it; docs/graph.md)")
 
 
 @dataclass

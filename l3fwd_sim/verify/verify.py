@@ -1,4 +1,4 @@
-"""``verify``: a real dpdk-l3fwd/dpdk-testpmd binary against the simulator on one command
+"""``verify``: a real dpdk-l3fwd/dpdk-l3fwd-graph/dpdk-testpmd binary against the simulator on one command
 line. The line's ``tx_pcap`` files are redirected into two private directories (the real
 program's, the simulator's), each side runs the line, and every transmitted file is
 compared record by record (``diff/compare.py``). A refusal is compared as a refusal.
@@ -21,12 +21,14 @@ from ..dataplane.trace import TRACE_FILE
 from ..diff.compare import CompareOptions, compare_files
 from ..eal.args import split_argv
 from ..errors import SimError
+from ..graph.main import dpdk_l3fwd_graph
+from ..graph.run import check_release
 from ..l3fwd.main import dpdk_l3fwd
 from ..releases import RELEASES, Release, release
 from ..testpmd.main import dpdk_testpmd
 from .real import RealRun, run_real
 
-PROGRAMS = ("dpdk-l3fwd", "dpdk-testpmd")
+PROGRAMS = ("dpdk-l3fwd", "dpdk-l3fwd-graph", "dpdk-testpmd")
 _VERSION = re.compile(r"RTE Version: 'DPDK (\d\d\.\d\d)(?:\.\d+)?")
 
 
@@ -117,11 +119,13 @@ def _redirect(argv: list[str], real_dir: Path, sim_dir: Path, prefix: str) -> tu
 def verify(opt: VerifyOptions) -> dict:
     """Run both sides and compare; the result as a dict (``equal``: nothing differs)."""
     if opt.program not in PROGRAMS:
-        raise SimError(f"verify: {opt.program!r}: give dpdk-l3fwd or dpdk-testpmd after --")
+        raise SimError(f"verify: {opt.program!r}: give dpdk-l3fwd, dpdk-l3fwd-graph or dpdk-testpmd after --")
     binary = Path(opt.binary) if opt.binary else Path(shutil.which(opt.program) or "")
     if not binary.is_file() or not os.access(binary, os.X_OK):
         raise SimError(f"{opt.binary or opt.program}: no such executable (install DPDK, or give --binary PATH)")
     profile = binary_release(binary) if opt.dpdk == "auto" else release(opt.dpdk)
+    if opt.program == "dpdk-l3fwd-graph":
+        check_release(profile)              # not a refusal of the line: nothing to compare with
     work = Path(tempfile.mkdtemp(prefix="l3fwd-sim-verify-"))
     try:
         real_dir, sim_dir = work / "real", work / "sim"
@@ -132,6 +136,8 @@ def verify(opt: VerifyOptions) -> dict:
             if opt.program == "dpdk-l3fwd":
                 stats = dpdk_l3fwd(sim_argv, opt.pipeline, str(sim_dir / "stats.json"), profile,
                                    str(sim_dir / TRACE_FILE)).stats
+            elif opt.program == "dpdk-l3fwd-graph":         # v26.07 only (graph/run.py): --dpdk 26.07 otherwise
+                stats = dpdk_l3fwd_graph(sim_argv, str(sim_dir / "stats.json"), profile).stats
             else:
                 stats = dpdk_testpmd(sim_argv, str(sim_dir / "stats.json"), profile)[0]
             read = sorted({Path(p).resolve() for p in stats["options"]["inputs"].values()})
