@@ -2,8 +2,9 @@
 
 Sections, each a table (every number with its raw value in ``data-value``) and a chart:
 the ports' counters; where each RX port's packets went (TX port or drop reason); drops
-by reason; the lcores and RSS queues (several lcores only); the rule lines that decided
-most packets (``run`` only); the time per stage; the warnings. Every number is one that
+by reason; the graph's nodes and the node graph drawn (l3fwd-graph only); the lcores
+and RSS queues (several lcores only); the rule lines that decided most packets (l3fwd's
+``run`` only); the time per stage; the warnings. Every number is one that
 stats.json holds, shown as it is (integers exactly; durations and shares rounded in the
 text only).
 """
@@ -15,7 +16,7 @@ from ..dataplane.stats import SETUP_NAMES, format_duration
 from ..l3fwd.rule_hits import rule_texts
 from . import charts
 from .page import Page, cell, count, fact, items, number_cell, table, text, write_page
-from .schema import load_stats
+from .schema import EDGE, load_stats
 
 STATS_FILE = "stats.json"
 REPORT_FILE = "report.html"
@@ -23,6 +24,13 @@ PORT_KEYS = ("rx", "tx", "dropped", "out")
 LCORE_KEYS = ("rx", "tx", "dropped")
 TOP_RULES = 10
 ANY_PORT = "tx (any port)"          # the destination column of a stats.json without per-port "to" (older runs)
+GRAPH_APP = "l3fwd-graph"           # options.app of run --app graph and dpdk-l3fwd-graph
+NODE_KEYS = ("calls", "objs", "realloc_count")
+GRAPH_KEYS = ("lcore", "graph_id", "tx_queue", "walks")
+DROP_NODE = "pkt_drop"
+# the node graph's columns by the nodes' names (graph/nodes.py); the TX nodes, pkt_drop and
+# any node not named here make the last
+NODE_COLUMNS = (("ethdev_rx-",), ("pkt_cls",), ("ip4_lookup", "ip6_lookup"), ("ip4_rewrite", "ip6_rewrite"))
 
 
 def write_report(outdir: str | Path) -> Path:
@@ -37,14 +45,18 @@ def write_report(outdir: str | Path) -> Path:
 def run_page(stats: dict, stats_path: Path) -> Page:
     """The page of one run's stats (``stats_path``: where they were read, named on the
     page and used to find the rule files' lines)."""
-    kind = "testpmd" if "forward_mode" in stats["options"] else "l3fwd run"
+    graph_run = stats["options"].get("app") == GRAPH_APP
+    kind = "testpmd" if "forward_mode" in stats["options"] else "l3fwd-graph run" if graph_run else "l3fwd run"
     page = Page(f"l3fwd-sim report: {kind} ({stats_path})")
     page.add(f"<h1>l3fwd-sim report: {text(kind)}</h1>", _summary(stats, kind),
              f'<p class="note">from <span class="path">{text(stats_path)}</span></p>')
-    _inputs(page, stats["options"])
+    _inputs(page, stats["options"], "RX queue (port.queue)" if graph_run else "RX port")
     _ports(page, stats)
     _destinations(page, stats)
     _drops(page, stats)
+    if "graph" in stats:
+        _graph_nodes(page, stats["graph"])
+        _node_graph(page, stats["graph"])
     if "lcores" in stats:
         _lcores(page, stats["lcores"])
     if "rules" in stats:
@@ -67,6 +79,9 @@ def _summary(stats: dict, kind: str) -> str:
     if "lcores" in stats:
         lcores = len(stats["lcores"]["per_lcore"])
         facts.append(fact("lcores", lcores, count(lcores), "lcores"))
+    if "graph" in stats:
+        graphs = len(stats["graph"]["graphs"])
+        facts.append(fact("graphs", graphs, count(graphs), "graphs"))
     facts.append(fact("packets", stats["totals"]["rx"], count(stats["totals"]["rx"]), "packets"))
     facts.append(fact("elapsed", stats["elapsed_seconds"], format_duration(stats["elapsed_seconds"]), "elapsed"))
     if stats.get("trace"):
@@ -75,11 +90,12 @@ def _summary(stats: dict, kind: str) -> str:
     return f'<p class="summary">{"".join(facts)}</p>'
 
 
-def _inputs(page: Page, options: dict) -> None:
-    """Which capture each RX port read (options.inputs), as the run named it."""
+def _inputs(page: Page, options: dict, reader: str) -> None:
+    """Which capture each RX port (l3fwd-graph: RX queue) read (options.inputs), as the
+    run named it."""
     inputs = options.get("inputs", {})
     if inputs:
-        page.add(table(["RX port", "capture"], [[cell(port, port=port), cell(path, port=port, key="input")]
+        page.add(table([reader, "capture"], [[cell(port, port=port), cell(path, port=port, key="input")]
                                                 for port, path in inputs.items()], name="inputs"))
 
 
@@ -170,6 +186,57 @@ def _drops(page: Page, stats: dict) -> None:
                                         "packets", color=charts.PALETTE[3]))
     else:
         page.add('<p class="note">no packet was dropped</p>')
+
+
+def _graph_nodes(page: Page, graph: dict) -> None:
+    """The nodes' counters summed over the graphs (the cluster ``rte_graph_cluster_stats``
+    prints), bars of their objects; each graph's lcore, TX queue and walks, and with
+    several graphs each one's nodes."""
+    nodes, graphs = graph["nodes"], graph["graphs"]
+    head, numeric = ["node", *NODE_KEYS, "objs/call"], {1, 2, 3, 4}
+    page.section("Graph nodes", "graph_nodes")
+    page.add(table(head, _node_rows(nodes), numeric=numeric, name="graph_nodes"))
+    page.chart("graph_nodes", charts.bars("objects per node (all graphs)", list(nodes),
+                                          [n["objs"] for n in nodes.values()], "objects", color=charts.PALETTE[2],
+                                          details={"calls": [count(n["calls"]) for n in nodes.values()]}))
+    page.add(table(["graph", "lcore", "graph id", "TX queue", "walks"],
+                   [[cell(name), *(number_cell(g[key], graph=name, key=key) for key in GRAPH_KEYS)]
+                    for name, g in graphs.items()], numeric=numeric, name="graphs"))
+    if len(graphs) > 1:
+        for name, g in graphs.items():
+            page.add(f"<h3>{text(name)}</h3>", table(head, _node_rows(g["nodes"], graph=name), numeric=numeric,
+                                                     name="graph_nodes_per_graph"))
+
+
+def _node_rows(nodes: dict, **where) -> list[list[str]]:
+    """Per node its counters and objects per call (the integer quotient, as
+    ``rte_graph_cluster_stats`` prints it), then a row per xstat, its count under objs as
+    there too; ``where``: more data attributes of the numbers (the graph)."""
+    rows = []
+    for node, n in nodes.items():
+        per_call = n["objs"] // n["calls"] if n["calls"] else 0
+        rows.append([cell(node), *(number_cell(n[key], node=node, key=key, **where) for key in NODE_KEYS),
+                     number_cell(per_call, node=node, key="objs_per_call", **where)])
+        rows += [[cell(f"↳ {xstat}"), cell(""), number_cell(value, node=node, key="xstat", xstat=xstat, **where),
+                  cell(""), cell("")] for xstat, value in n.get("xstats", {}).items()]
+    return rows
+
+
+def _node_graph(page: Page, graph: dict) -> None:
+    """The nodes of ``graph.nodes`` in columns (RX nodes, pkt_cls, the lookups, the
+    rewrites, then the TX nodes and pkt_drop), an arrow per edge of ``graph.edges`` as
+    wide as its packets and labelled with them (an edge that carried nothing is not in
+    stats.json, so not drawn); then the edges as a table."""
+    columns: list[list[str]] = [[] for _ in range(len(NODE_COLUMNS) + 1)]
+    for node in sorted(graph["nodes"], key=lambda node: node == DROP_NODE):      # pkt_drop below the TX nodes
+        columns[next((i for i, names in enumerate(NODE_COLUMNS) if node.startswith(names)), -1)].append(node)
+    edges = [(*key.split(EDGE), n) for key, n in graph["edges"].items()]
+    page.section("Node graph", "node_graph")
+    page.chart("node_graph", charts.node_graph(
+        "packets along each edge (all graphs)", [column for column in columns if column], edges, DROP_NODE,
+        details={key: {node: n[key] for node, n in graph["nodes"].items()} for key in NODE_KEYS}))
+    page.add(table(["from", "to", "packets"], [[cell(a), cell(b), number_cell(n, edge=f"{a}{EDGE}{b}", key="packets")]
+                                               for a, b, n in edges], numeric={2}, name="edges"))
 
 
 def _lcores(page: Page, lcores: dict) -> None:

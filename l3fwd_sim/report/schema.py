@@ -1,10 +1,12 @@
 """What a report reads of ``stats.json``, checked before anything is drawn: a file that is
-not what ``run`` or ``testpmd`` writes ends in one line naming the file and the key.
+not what ``run`` (l3fwd or l3fwd-graph) or ``testpmd`` writes ends in one line naming the
+file and the key.
 
 A schema is a type (or a tuple of types; numbers must be finite and >= 0), :class:`Maybe`
 (null allowed), a list of one schema (each item) or a dict: its named keys must be there (a trailing ``?``: may be
 there), ``"*"`` is the schema of every other key (a map: ports, reasons, stages); keys
 it does not name are otherwise left alone, so that a field added later breaks nothing.
+Beyond what a schema says: each key of ``graph.edges`` must join two nodes of ``graph.nodes``.
 """
 from __future__ import annotations
 
@@ -28,6 +30,8 @@ NUMBER = (int, float)
 _MAX_COUNT = (1 << 64) - 1          # what run and testpmd count in: uint64
 _COUNTS = {"*": int}
 _TIMES = {"*": NUMBER}
+_NODE = {"calls": int, "objs": int, "realloc_count": int, "xstats?": _COUNTS}
+EDGE = " -> "                       # graph.edges' keys: "<node> -> <node>"
 
 STATS = {
     "options": {"inputs?": {"*": str}, "dpdk?": str},
@@ -47,6 +51,8 @@ STATS = {
                 "imbalance": NUMBER},
     "rules?": [{"file": str, "line": int, "table": str, "installed": bool, "packets": int, "bytes": int}],
     "rules_never_hit?": int,
+    "graph?": {"graphs": {"*": {"lcore": int, "graph_id": int, "tx_queue": int, "walks": int, "nodes": {"*": _NODE}}},
+               "nodes": {"*": _NODE}, "edges": _COUNTS},
 }
 
 
@@ -60,7 +66,7 @@ def load_stats(path: Path) -> dict:
         raise SimError(f"{path}: cannot read: {err.strerror}") from None
     except (ValueError, RecursionError) as err:     # JSONDecodeError, UnicodeDecodeError, absurd nesting
         raise SimError(f"{path}: not a stats.json: {err}") from None
-    problem = mismatch(stats, STATS, "")
+    problem = mismatch(stats, STATS, "") or _edge_mismatch(stats.get("graph"))
     if problem:
         raise SimError(f"{path}: not a stats.json of l3fwd-sim: {problem}")
     return stats
@@ -95,6 +101,18 @@ def mismatch(value, schema, where: str) -> str | None:
         return f"{where}: {brief(str(value))} is more than a 64-bit counter holds"
     if isinstance(value, (int, float)) and not isinstance(value, bool) and not (math.isfinite(value) and value >= 0):
         return f"{where}: {value} is not a number >= 0"
+    return None
+
+
+def _edge_mismatch(graph: dict | None) -> str | None:
+    """The first edge of ``graph.edges`` that does not join two nodes of ``graph.nodes``
+    (the drawing places nodes from there), or None."""
+    if graph is None:
+        return None
+    for key in graph["edges"]:
+        ends = key.split(EDGE)
+        if len(ends) != 2 or not set(ends) <= graph["nodes"].keys():
+            return f"{_join('graph.edges', key)}: not two nodes of graph.nodes joined by '{EDGE}'"
     return None
 
 

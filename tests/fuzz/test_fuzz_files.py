@@ -497,7 +497,8 @@ def test_trace_lines(case):
 # ---------------------------------------------------------------------------------------
 @functools.cache
 def stats_seeds() -> list[str]:
-    """stats.json of a run (traced, two lcores), of a plain run and of testpmd."""
+    """stats.json of a run (traced, two lcores), of a plain run, of testpmd and of
+    dpdk-l3fwd-graph (two worker graphs: the graph section)."""
     from click.testing import CliRunner
     from l3fwd_sim.cli import main
     root = work() / "stats"
@@ -509,7 +510,8 @@ def stats_seeds() -> list[str]:
     rules = ["--rule_ipv4", str(root / "v4.cfg"), "--rule_ipv6", str(root / "v6.cfg")]
     runs = {"lcores": ["run", "--trace", "all", "--config", "(0,0,0),(1,0,1)", *rules],
             "plain": ["run", "--pipeline", "simple", *rules],
-            "testpmd": ["testpmd", "--forward-mode", "macswap"]}
+            "testpmd": ["testpmd", "--forward-mode", "macswap"],
+            "graph": ["run", "--app", "graph", "--config", "(0,0,1),(1,0,2)"]}
     texts = []
     for name, (command, *options) in runs.items():
         result = CliRunner().invoke(main, [command, str(root / "in"), "-o", str(root / name), "--quiet", *options])

@@ -372,7 +372,7 @@ def test_compare_options(case):
 
 
 # ---------------------------------------------------------------------------------------
-# 8. verbatim dpdk-l3fwd / dpdk-testpmd command lines, words mutated
+# 8. verbatim dpdk-l3fwd / dpdk-l3fwd-graph / dpdk-testpmd command lines, words mutated
 # ---------------------------------------------------------------------------------------
 # a word is text, or ("vdev", driver, [devargs]) with devargs ("rx", FILE) / ("tx", NAME) /
 # ("raw", TEXT): tx files always land in the case's directory under one of our names
@@ -405,7 +405,19 @@ TESTPMD_LINES = [
     ["-l", "0,1", "--vdev", _vdev(0, ["port0.pcap"], ["port0.pcap"]), "--", "--no-flush-rx",
      "--port-topology=loop", "--forward-mode=5tswap", "--nb-ports=1"],
 ]
-WORDS = sorted({w for line in L3FWD_LINES + TESTPMD_LINES for w in line if isinstance(w, str)})
+GRAPH_LINES = [
+    ["-l", "0,1", *EAL, "--vdev", _vdev(0, ["port0.pcap"], ["port0.q0.pcap", "port0.q1.pcap"]), "--vdev",
+     _vdev(1, ["port1.pcap"], ["port1.q0.pcap", "port1.q1.pcap"]), "--", "-p", "0x3", "--config", "(0,0,1),(1,0,1)"],
+    ["--lcores", "0@0,1@1,2@1", "--no-huge", "--vdev", _vdev(0, ["port0.pcap"], ["port0.q0.pcap", "port0.q1.pcap",
+     "port0.q2.pcap"]), "--vdev", _vdev(1, ["port1.pcap"], ["port1.q0.pcap", "port1.q1.pcap", "port1.q2.pcap"]), "--",
+     "-p", "0x3", "-P", "--config=(0,0,1),(1,0,2)", "--eth-dest=1,02:00:00:00:00:09", "--max-pkt-len", "2048",
+     "--model", "dispatch", "--per-port-pool", "--no-numa"],
+    ["-l", "0,1", "--vdev", _vdev(0, ["q/port0.q0.pcap", "q/port0.q1.pcap"], ["port0.q0.pcap", "port0.q1.pcap"]),
+     "--", "-p0x1", "--config", "(0,0,1),(0,1,1)", "--pcap-enable", "--pcap-num-cap", "100", "--pcap-file-name",
+     "trace"],
+]
+LINES = {"dpdk-l3fwd": L3FWD_LINES, "dpdk-l3fwd-graph": GRAPH_LINES, "dpdk-testpmd": TESTPMD_LINES}
+WORDS = sorted({w for line in L3FWD_LINES + GRAPH_LINES + TESTPMD_LINES for w in line if isinstance(w, str)})
 DRIVERS = ["net_pcap0", "net_pcap1", "eth_pcap0", "net_pcap", "net_null0", "net_pcap99"]
 DEVARGS = ["eof=1", "phy_mac=1", "iface=lo", "infinite_rx=1", "rx_pcap=", "rx_iface=x", "rx_pcap", "tx_iface=x"]
 TX_ODD = ["", ".", "nodir/port0.pcap", "port0.pcap/", "q/port0.pcap"]    # refused (a tx file is ours or refused)
@@ -478,12 +490,12 @@ def _words(line: list, out: Path) -> list[str]:
     return words
 
 
-@fuzz(st.tuples(st.sampled_from(("dpdk-l3fwd", "dpdk-testpmd")), st.data()))
+@fuzz(st.tuples(st.sampled_from(sorted(LINES)), st.data()))
 def test_dpdk_command_lines(case):
-    """A real dpdk-l3fwd / dpdk-testpmd line with words mutated, dropped or repeated: runs,
-    or refuses in one line; tx files only in the case's directory."""
+    """A real dpdk-l3fwd / dpdk-l3fwd-graph / dpdk-testpmd line with words mutated, dropped
+    or repeated: runs, or refuses in one line; tx files only in the case's directory."""
     program, data = case
-    line = data.draw(command_line(L3FWD_LINES if program == "dpdk-l3fwd" else TESTPMD_LINES))
+    line = data.draw(command_line(LINES[program]))
     out = case_dir()
     run_case([program, *_words(line, out)], watched=(out, work() / "in"), cwd=out)
     _done(out)

@@ -1,5 +1,6 @@
 """report.html in headless Chromium: it loads nothing but itself, logs no error, runs no
-script of an input, draws every chart it declares, shows stats.json's numbers, and
+script of an input, draws every chart it declares, shows stats.json's numbers (an
+l3fwd-graph run's node graph: an edge label per edge, in the document Bokeh drew), and
 does not look blank. One browser for the module."""
 from __future__ import annotations
 
@@ -7,13 +8,16 @@ import json
 
 import pytest
 from browser import launch, missing, open_report, screenshot_stats
-from report_pages import check_compare_values, check_run_values
+from report_pages import check_compare_values, check_graph_values, check_run_values
 from report_runs import EVIL_CAPTURE, EVIL_RULES, INJECTED
 
 from l3fwd_sim import CompareOptions, compare
 
 pytestmark = pytest.mark.skipif(missing() is not None, reason=f"browser tests: {missing()}")
-PAGES = ("one", "lcores", "acl", "testpmd", "compare", "evil", "injected")
+PAGES = ("one", "lcores", "acl", "testpmd", "compare", "evil", "injected", "graph", "graph2")
+# the node graph's edges as the page's Bokeh document holds them: from, to, label (charts.node_graph)
+EDGE_LABELS_JS = """() => { const r = Bokeh.documents[0].get_model_by_name("edge_labels");
+    return r ? ["from", "to", "shown"].map(k => [...r.data_source.get_column(k)]) : null; }"""
 
 
 @pytest.fixture(scope="module")
@@ -26,23 +30,27 @@ def browser():
 
 
 @pytest.fixture(scope="module")
-def seen(browser, runs):
-    """What each page did in the browser, and (evil, injected) the labels Bokeh holds."""
-    labels = {}
+def seen(browser, reports):
+    """What each page did in the browser, the labels of its charts' axes (evil, injected)
+    and of its node graph's edges (graph, graph2), as Bokeh holds them."""
+    labels, edges = {}, {}
 
-    def chart_labels(name):
-        return lambda page: labels.__setitem__(name, page.evaluate(
-            "() => [...Bokeh.index].filter(v => v.model.type === 'Figure')"
-            ".flatMap(v => [...v.model.x_range.factors ?? [], ...v.model.y_range.factors ?? []].flat())"))
+    def look(name):
+        def keep(page):
+            labels[name] = page.evaluate(
+                "() => [...Bokeh.index].filter(v => v.model.type === 'Figure')"
+                ".flatMap(v => [...v.model.x_range.factors ?? [], ...v.model.y_range.factors ?? []].flat())")
+            edges[name] = page.evaluate(EDGE_LABELS_JS)
+        return keep
 
-    pages = {name: open_report(browser, runs[name], keep_open=chart_labels(name)) for name in PAGES}
-    return pages, labels
+    pages = {name: open_report(browser, reports[name], keep_open=look(name)) for name in PAGES}
+    return pages, labels, edges
 
 
 @pytest.mark.parametrize("name", PAGES)
-def test_the_page_renders_cleanly_and_offline(seen, runs, name):
+def test_the_page_renders_cleanly_and_offline(seen, reports, name):
     loaded = seen[0][name]
-    assert loaded.requests == [runs[name].resolve().as_uri()]
+    assert loaded.requests == [reports[name].resolve().as_uri()]
     assert loaded.errors == []
     assert loaded.dialogs == []
     assert loaded.declared > 0 and len(loaded.figures) == loaded.declared
@@ -53,17 +61,29 @@ def test_the_page_renders_cleanly_and_offline(seen, runs, name):
     assert colours > 200 and inked > 0.05
 
 
-@pytest.mark.parametrize("name", ("one", "lcores", "acl", "testpmd", "evil"))
-def test_the_numbers_in_the_dom_equal_stats_json(seen, runs, name):
-    check_run_values(seen[0][name].values, json.loads((runs[name].parent / "stats.json").read_text()))
+@pytest.mark.parametrize("name", ("one", "lcores", "acl", "testpmd", "evil", "graph", "graph2"))
+def test_the_numbers_in_the_dom_equal_stats_json(seen, reports, name):
+    stats = json.loads((reports[name].parent / "stats.json").read_text())
+    check_run_values(seen[0][name].values, stats)
+    if "graph" in stats:
+        check_graph_values(seen[0][name].values, stats["graph"])
+
+
+@pytest.mark.parametrize("name", ("graph", "graph2"))
+def test_the_node_graph_labels_every_edge_with_its_count(seen, reports, name):
+    graph = json.loads((reports[name].parent / "stats.json").read_text())["graph"]
+    assert sorted(zip(*seen[2][name])) == sorted((*edge.split(" -> "), f"{n:,}") for edge, n in graph["edges"].items())
+    assert seen[2]["one"] is None
 
 
 def test_the_charts_a_run_declares(seen):
-    charts = {name: [f["chart"] for f in seen[0][name].figures] for name in ("one", "lcores", "testpmd", "compare")}
+    charts = {name: [f["chart"] for f in seen[0][name].figures]
+              for name in ("one", "lcores", "testpmd", "compare", "graph2")}
     assert charts["one"] == ["ports", "destinations", "drops", "top_rules", "stages"]
     assert charts["lcores"] == ["ports", "destinations", "drops", "lcores", "rx_per_queue", "top_rules", "stages"]
     assert charts["testpmd"] == ["ports", "destinations", "stages"]            # macswap drops nothing
     assert charts["compare"] == ["ports"]
+    assert charts["graph2"] == ["ports", "destinations", "drops", "graph_nodes", "node_graph"]    # no stage timed
 
 
 def test_the_comparison_in_the_dom(seen, runs):

@@ -58,10 +58,10 @@ def test_the_comparison_page_holds_the_comparison(runs):
     assert "trace lines:" in runs["compare"].read_text()        # --explain's lines, in each difference's details
 
 
-@pytest.mark.parametrize("name", [*RUNS, "compare"])
-def test_the_page_is_self_contained(runs, name):
+@pytest.mark.parametrize("name", [*RUNS, "compare", "graph", "graph2"])
+def test_the_page_is_self_contained(reports, name):
     """Bokeh's JavaScript and the styles inline: no tag that loads anything."""
-    page = parse_page(runs[name].read_text())
+    page = parse_page(reports[name].read_text())
     loading = [(tag, attrs) for tag, attrs in page.tags
                if tag in ("link", "img", "iframe", "object", "embed", "svg", "audio", "video", "source")
                or (tag == "script" and "src" in attrs)]

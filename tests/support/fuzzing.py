@@ -35,7 +35,8 @@ HANG_SECONDS = 30
 CI_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "50"))       # per target under make test
 FUZZ_SECONDS = float(os.environ.get("FUZZ_SECONDS", "0"))      # make fuzz: the whole run's length
 # what a run, testpmd or generate may write (independent of capture/outdir.py's pattern)
-OURS = re.compile(r"port[0-9]+(\.q[0-9]+)?\.pcap(ng)?|stats\.json|trace\.jsonl|drops\.pcapng|report\.html")
+OURS = re.compile(r"port[0-9]+(\.q[0-9]+)?\.pcap(ng)?|stats\.json|trace\.jsonl|drops\.pcapng|report\.html"
+                  r"|trace_[A-Za-z0-9]{6}\.pcapng")     # dpdk-l3fwd-graph --pcap-enable --pcap-file-name trace
 
 
 @dataclass

@@ -7,6 +7,7 @@ import re
 from html.parser import HTMLParser
 
 PORT_KEYS = ("rx", "tx", "dropped", "out")
+GRAPH_KEYS = ("calls", "objs", "realloc_count")
 COMPARE_KEYS = ("packets_a", "packets_b", "matched", "reordered", "modified", "missing", "extra")
 
 
@@ -123,3 +124,34 @@ def check_compare_values(values: list[dict], report: dict) -> None:
     expected = [(str(i), key, d[key]) for i, d in enumerate(report["differences"]) for key in ("index_a", "index_b")
                 if d[key] is not None]
     assert [(v["difference"], v["key"], int(v["value"])) for v in described] == expected
+
+
+def check_graph_values(values: list[dict], graph: dict) -> None:
+    """Every node's counters (objs/call as the integer quotient), its xstats, each graph's
+    lcore, graph id, TX queue and walks and (several graphs) its nodes, and every edge's
+    packets: on the page, raw in data-value and exact in the text; none missing."""
+    def shown(where: dict) -> dict:
+        found = {}
+        for v in values:
+            if "node" in v and v.get("graph") == where.get("graph"):
+                key = (v["node"], v["key"], v.get("xstat"))
+                assert key not in found and v["text"] == f"{int(v['value']):,}", v
+                found[key] = int(v["value"])
+        return found
+
+    def expected(nodes: dict) -> dict:
+        numbers = {}
+        for node, n in nodes.items():
+            numbers.update({(node, key, None): n[key] for key in GRAPH_KEYS})
+            numbers[node, "objs_per_call", None] = n["objs"] // n["calls"] if n["calls"] else 0
+            numbers.update({(node, "xstat", x): count for x, count in n.get("xstats", {}).items()})
+        return numbers
+
+    assert shown({}) == expected(graph["nodes"])
+    several = len(graph["graphs"]) > 1
+    for name, g in graph["graphs"].items():
+        assert shown({"graph": name}) == (expected(g["nodes"]) if several else {})
+        facts = {v["key"]: int(v["value"]) for v in values if v.get("graph") == name and "node" not in v}
+        assert facts == {key: g[key] for key in ("lcore", "graph_id", "tx_queue", "walks")}
+    edges = {v["edge"]: int(v["value"]) for v in values if "edge" in v}
+    assert edges == graph["edges"]
