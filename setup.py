@@ -7,7 +7,7 @@ SOURCES = ["l3fwd_sim/compiled.c", "l3fwd_sim/capture/records.c", "l3fwd_sim/cap
            "l3fwd_sim/l3fwd/multi.c", "l3fwd_sim/l3fwd/simple.c",
            "l3fwd_sim/dataplane/lcore.c", "l3fwd_sim/dataplane/polling.c", "l3fwd_sim/dataplane/rss.c",
            "l3fwd_sim/dataplane/stats.c", "l3fwd_sim/dataplane/tx.c", "l3fwd_sim/dataplane/jsonlines.c",
-           "l3fwd_sim/l3fwd/trace.c"]
+           "l3fwd_sim/l3fwd/trace.c", "l3fwd_sim/graph/walks.c"]
 HEADERS = ["l3fwd_sim/compiled.h", "l3fwd_sim/capture/records.h", "l3fwd_sim/tables/lpm.h", "l3fwd_sim/l3fwd/path.h",
            "l3fwd_sim/tables/hash.h"]
 

@@ -784,6 +784,110 @@ static PyObject *py_forward_simple(PyObject *self, PyObject *args)
     return forward_path(args, forward_simple);
 }
 
+/* ------------------------------------------------------------ graph */
+
+/* graph_walks(packets, (burst, queues, places, oversize, mbuf_data_room),
+ *             (lpm4, lpm6, route_port4, route_port6, eth_header, tx_port),
+ *             (counters, edges, state, new_edges), (ptype, reason, next_hop, dest, sent, tx_calls))
+ * packets as packets_of takes them, the LPM tables as lpm_of; counters: (nodes, 4) per node
+ * (size, calls, objs, realloc_count), edges (nodes, nodes), state the five of struct
+ * graph_state, new_edges room for nodes x nodes pairs. Returns (sent, tx calls, new edges). */
+static PyObject *py_graph_walks(PyObject *self, PyObject *args)
+{
+    PyObject *packets_o, *burst_o, *places_o, *lpm_o[2], *route_o[2], *eth_o, *tx_o, *counters_o, *edges_o, *state_o,
+        *new_o, *out_o[6];
+    long long queues, oversize, room;
+    if (!PyArg_ParseTuple(args, "O(OLOLL)(OOOOOO)(OOOO)(OOOOOO)", &packets_o, &burst_o, &queues, &places_o, &oversize,
+                          &room, &lpm_o[0], &lpm_o[1], &route_o[0], &route_o[1], &eth_o, &tx_o, &counters_o, &edges_o,
+                          &state_o, &new_o, &out_o[0], &out_o[1], &out_o[2], &out_o[3], &out_o[4], &out_o[5]))
+        return NULL;
+    struct views v = {.n = 0};
+    struct packets_args *a = PyMem_Malloc(sizeof *a);
+    if (a == NULL)
+        return PyErr_NoMemory();
+    struct graph_walks g = {.queues = queues, .oversize = oversize, .mbuf_data_room = room};
+    Py_ssize_t n_burst, n_places, n_tx, n_routes[2], n_new, n_ptype, n_reason, n_hop, n_dest, n_sent, n_calls;
+    Py_buffer *counters, *edges;
+    const struct array_arg arrays[] = {
+        VEC_ARG("burst", 0, 8, &g.burst, &n_burst, -1), VEC_ARG("places", 0, 8, &g.places, &n_places, -1),
+        VEC_ARG("route_port4", 0, 8, &g.route_port[0], &n_routes[0], -1),
+        VEC_ARG("route_port6", 0, 8, &g.route_port[1], &n_routes[1], -1),
+        VEC_MIN("eth_header", 0, 1, &g.eth_header, 32 * 12), VEC_ARG("tx_port", 0, 8, &g.tx_port, &n_tx, -1),
+        VEC_MIN("state", 1, 8, &g.state, sizeof(struct graph_state) / 8),
+        VEC_ARG("new_edges", 1, 8, &g.new_edges, &n_new, -1), VEC_ARG("ptype", 1, 1, &g.ptype, &n_ptype, -1),
+        VEC_ARG("reason", 1, 1, &g.reason, &n_reason, -1), VEC_ARG("next_hop", 1, 8, &g.next_hop, &n_hop, -1),
+        VEC_ARG("dest", 1, 8, &g.dest, &n_dest, -1), VEC_ARG("sent", 1, 8, &g.sent, &n_sent, -1),
+        VEC_ARG("tx_calls", 1, 8, &g.tx_calls, &n_calls, -1)};
+    if (!packets_of(&v, packets_o, 1, a) || !lpm_of(&v, lpm_o[0], &g.lpm[0]) || !lpm_of(&v, lpm_o[1], &g.lpm[1])
+        || !take_arrays(&v, (PyObject *[]){burst_o, places_o, route_o[0], route_o[1], eth_o, tx_o, state_o, new_o,
+                                           out_o[0], out_o[1], out_o[2], out_o[3], out_o[4], out_o[5]},
+                        arrays, ARGS(arrays))
+        || !(counters = take(&v, counters_o, 1, 8, 2, "counters")) || !(edges = take(&v, edges_o, 1, 8, 2, "edges")))
+        goto fail;
+    g.rows = a->p.rows;
+    g.stride = a->p.stride;
+    g.caplen = a->p.caplen;
+    g.n = a->p.n;
+    g.sources = n_places;
+    g.tx_nodes = n_tx;
+    g.routes[0] = n_routes[0];
+    g.routes[1] = n_routes[1];
+    g.node = counters->buf;
+    g.edges = edges->buf;
+    const int64_t nodes = NODE_FIRST_TX + g.tx_nodes + g.sources;
+    if (g.lpm[0].key_bytes != 4 || g.lpm[1].key_bytes != 16) {
+        PyErr_SetString(PyExc_ValueError, "graph_walks: an LPM table of the other family");
+        goto fail;
+    }
+    if (counters->shape[0] != nodes || counters->shape[1] != 4 || counters->strides[0] != 4 * 8
+        || edges->shape[0] != nodes || edges->shape[1] != nodes || edges->strides[0] != nodes * 8
+        || !check_length(n_new, 2 * nodes * nodes, "new_edges")) {
+        PyErr_SetString(PyExc_ValueError, "graph_walks: counters (nodes, 4) and edges (nodes, nodes), contiguous");
+        goto fail;
+    }
+    if (!check_length(n_burst, g.n, "burst") || !check_length(n_ptype, g.n, "ptype")
+        || !check_length(n_reason, g.n, "reason") || !check_length(n_hop, g.n, "next_hop")
+        || !check_length(n_dest, g.n, "dest") || !check_length(n_sent, g.n, "sent"))
+        goto fail;
+    int ok = queues >= 1 && (g.n == 0 || g.burst[0] >= 0);
+    for (int64_t p = 1; p < g.n && ok; p++)
+        ok = g.burst[p] >= g.burst[p - 1];
+    for (int64_t s = 0; s < g.sources && ok; s++)
+        ok = g.places[s] >= -1 && g.places[s] < queues;
+    for (int64_t t = 0; t < g.tx_nodes && ok; t++)
+        ok = g.tx_port[t] >= 0 && g.tx_port[t] < 32;
+    const int64_t specs[3] = {g.state->cls_spec, g.state->rewrite_spec[0], g.state->rewrite_spec[1]};
+    for (int k = 0; k < 3 && ok; k++)
+        ok = specs[k] >= 0 && specs[k] < NODE_FIRST_TX + g.tx_nodes;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "graph_walks: burst ids not ascending, or a place, TX port or speculated "
+                                          "node out of range");
+        goto fail;
+    }
+    const int64_t walks = g.n ? g.burst[g.n - 1] / queues - g.burst[0] / queues + 1 : 0;
+    if (!check_length(n_calls, walks * g.tx_nodes, "tx_calls"))
+        goto fail;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = graph_walks(&g);
+    Py_END_ALLOW_THREADS
+    if (rc == -2) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    if (rc < 0) {
+        PyErr_SetString(PyExc_ValueError, "graph_walks: a route to a port without an ethdev_tx node");
+        goto fail;
+    }
+    release(&v);
+    PyMem_Free(a);
+    return Py_BuildValue("LLL", (long long)g.sent_count, (long long)g.tx_call_count, (long long)g.new_edge_count);
+fail:
+    release(&v);
+    PyMem_Free(a);
+    return NULL;
+}
+
 /* ------------------------------------------------------------ dataplane */
 
 /* merge_rounds(queues, rx_burst, place count, first_round, (rows, caplen, in_port, burst, source_id,
@@ -1612,6 +1716,7 @@ static PyMethodDef methods[] = {
     {"render_lines", py_render_lines, METH_VARARGS, "dataplane.jsonlines.Lines.render"},
     {"distinct_rows", py_distinct_rows, METH_VARARGS, "dataplane.jsonlines.distinct"},
     {"key_texts", py_key_texts, METH_VARARGS, "l3fwd.trace.key_block"},
+    {"graph_walks", py_graph_walks, METH_VARARGS, "graph.run.walk_burst: a super-burst's walks"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1628,16 +1733,16 @@ PyMODINIT_FUNC PyInit__compiled(void)
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
-    PyObject *reasons = Py_BuildValue("(ssssss)", DROP_REASON_NAMES);
-    PyObject *lookups = Py_BuildValue("(ssss)", "lpm", "fib", "em", "acl");
-    PyObject *pipelines = Py_BuildValue("(ss)", PIPELINE_NAMES);
-    if (reasons == NULL || lookups == NULL || pipelines == NULL || PyModule_AddObject(m, "DROP_REASONS", reasons) < 0
-        || PyModule_AddObject(m, "LOOKUPS", lookups) < 0 || PyModule_AddObject(m, "PIPELINES", pipelines) < 0) {
-        Py_XDECREF(reasons);
-        Py_XDECREF(lookups);
-        Py_XDECREF(pipelines);
-        Py_DECREF(m);
-        return NULL;
-    }
+    const char *names[] = {"DROP_REASONS", "LOOKUPS", "PIPELINES", "GRAPH_NODES", "GRAPH_DROP_REASONS"};
+    PyObject *values[] = {Py_BuildValue("(ssssss)", DROP_REASON_NAMES),
+                          Py_BuildValue("(ssss)", "lpm", "fib", "em", "acl"), Py_BuildValue("(ss)", PIPELINE_NAMES),
+                          Py_BuildValue("(ssssss)", GRAPH_NODE_NAMES), Py_BuildValue("(ssss)", GRAPH_DROP_REASON_NAMES)};
+    for (int k = 0; k < ARGS(names); k++)
+        if (values[k] == NULL || PyModule_AddObject(m, names[k], values[k]) < 0) {
+            for (int j = k; j < ARGS(names); j++)        /* PyModule_AddObject took the ones before */
+                Py_XDECREF(values[j]);
+            Py_DECREF(m);
+            return NULL;
+        }
     return m;
 }
