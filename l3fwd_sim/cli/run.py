@@ -96,7 +96,7 @@ def command(app_name, inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6,
         check_report_dir(outdir)
     if app_name == "graph":
         stats = run_graph_app(inputs, outdir, portmask, config, eth_dest, port_mac, max_pkt_len, no_merge,
-                              output_format)
+                              output_format, progress_printer(quiet or as_json))
         if report:
             write_run_report(outdir)
         print_stats(stats, quiet, as_json)
@@ -155,7 +155,8 @@ def command(app_name, inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6,
 
 
 
-def run_graph_app(inputs, outdir, portmask, config, eth_dest, port_mac, max_pkt_len, no_merge, output_format) -> dict:
+def run_graph_app(inputs, outdir, portmask, config, eth_dest, port_mac, max_pkt_len, no_merge, output_format,
+                  progress) -> dict:
     """``run --app graph``: the inputs through dpdk-l3fwd-graph (``graph/run.py``); an
     option that means nothing there is refused, naming it."""
     from ..graph.run import GraphOptions, run_graph
@@ -171,4 +172,4 @@ def run_graph_app(inputs, outdir, portmask, config, eth_dest, port_mac, max_pkt_
         outdir=outdir, portmask=None if portmask is None else parse_portmask(portmask), config=config,
         eth_dest=dict(parse_port_mac(x, "--eth-dest") for x in eth_dest),
         port_mac=dict(parse_port_mac(x, "--port-mac") for x in port_mac),
-        max_pkt_len=max_pkt_len, merge=not no_merge, output_format=output_format))
+        max_pkt_len=max_pkt_len, merge=not no_merge, output_format=output_format, progress=progress))

@@ -17,6 +17,7 @@ import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -75,7 +76,7 @@ class GraphOptions(PortInputs):
     merge: bool = True                   # several graphs: also port<N>.pcap, the port's TX queues merged
     pcap_trace: tuple[int, str] | None = None    # --pcap-enable: (packets per graph, file name prefix)
     chunk_packets: int = 65536
-    progress: object = None
+    progress: Callable[[int, int], None] | None = None   # called with (bytes read, total bytes)
     console: list[str] = field(default_factory=list)   # filled: what the set-up printed
 
 
@@ -116,11 +117,12 @@ def run_graph(opt: GraphOptions) -> dict:
         if opt.pcap_trace:
             from .pcap_trace import PcapTrace          # only with --pcap-enable
             trace = PcapTrace(*opt.pcap_trace, n_ports, out.stage, opt.console)
+        progress = _progress(opt.progress, captures.open.input_bytes)
         for graph in graphs:
             graph.trace = trace
             name = f"port{{port}}.q{graph.graph_id}.{fmt}" if several else f"port{{port}}.{fmt}"
             _graph_loop(graph, [(q.port, captures.sources.get((q.port, q.queue))) for q in workers[graph.lcore]],
-                        PortOutputs(out.stage, enabled, nanosecond, name, fmt), stats, captures.open, opt)
+                        PortOutputs(out.stage, enabled, nanosecond, name, fmt), stats, captures.open, opt, progress)
         if trace:
             trace.close()
         if several and opt.merge and not opt.per_queue:
@@ -137,6 +139,19 @@ def run_graph(opt: GraphOptions) -> dict:
         write_json_atomic(out.stage / "stats.json", result)
         out.publish()
     return result
+
+
+def _progress(show, total: int):
+    """``show(done, total)`` as the graphs read their captures' bytes, or None (no
+    progress asked for, or an input whose size is unknown: a pipe)."""
+    if show is None or total >= 1 << 62:
+        return None
+    done = [0]
+
+    def advance(record_bytes: int) -> None:
+        done[0] = min(done[0] + record_bytes, total)
+        show(done[0], total)
+    return advance
 
 
 def _default_config(opt: GraphOptions) -> list[RxQueue]:
@@ -205,25 +220,38 @@ class _Captures:
 
 
 def _graph_loop(graph: Graph, queues: list, outputs: PortOutputs, stats: RunStats, captures: OpenCaptures,
-                opt: GraphOptions) -> None:
+                opt: GraphOptions, progress=None) -> None:
     """``graph_main_loop``: walk after walk until every RX queue of the lcore has
-    reached the end of its capture, into ``outputs``. A queue without a capture
-    receives nothing."""
+    reached the end of its capture, into ``outputs``; stage times into ``stats``,
+    ``progress(bytes)`` after each super-burst. A queue without a capture receives
+    nothing."""
     in_walk_order = list(reversed(queues))
     polled = [(port, source) for port, source in in_walk_order if source is not None]
     places = np.cumsum([source is not None for _, source in in_walk_order]) - 1     # graph source -> reader
     places = [int(place) if source is not None else None for place, (_, source) in zip(places, in_walk_order)]
+    clock = time.perf_counter
     try:
         with open_readers(polled, captures) as readers:
             received_per_queue = np.zeros(len(readers), np.int64)
-            for received in receive(readers, BURST_SIZE, opt.chunk_packets):
+            bursts = receive(readers, BURST_SIZE, opt.chunk_packets)
+            while True:
+                started = clock()
+                if (received := next(bursts, None)) is None:
+                    break
                 received_per_queue += received.queue_rx
                 batch = received.merge()
                 if graph.trace:
                     graph.trace.batch = batch
+                walked = clock()
                 sent = walk_burst(graph, batch, received.queues, places, stats.code("oversize"))
+                written = clock()
                 stats.count(batch.in_port, graph.packets.reason, graph.packets.dest)
                 outputs.write(batch.select(sent), graph.packets.dest[sent])
+                for stage, seconds in (("read", walked - started), ("walk", written - walked),
+                                       ("write", clock() - written)):
+                    stats.add_stage_time(stage, seconds)
+                if progress:
+                    progress(received.record_bytes)
             report_inputs(readers, stats)
         # the real loop polls on; these are the walks until every queue had seen its capture's end
         graph.idle_walks(int((received_per_queue // BURST_SIZE + 1).max(initial=1)) - graph.walks)
