@@ -34,7 +34,7 @@ _LETTERS = string.ascii_letters + string.digits
 class PcapTrace:
     """The trace of a run: ``limit`` packets per graph into ``NAME_XXXXXX.pcapng``."""
 
-    def __init__(self, limit: int, name: str | None, ports: int, stage: Path, console: list[str]):
+    def __init__(self, limit: int, name: str | None, ports: int, console: list[str]):
         prefix = name or os.path.join(os.environ.get("HOME", "."), "dpdk_graph_pcap_capture")
         self.path = self._fresh(prefix)
         console.append(f"GRAPH: pcap filename: {self.path}")

@@ -116,7 +116,7 @@ def run_graph(opt: GraphOptions) -> dict:
         trace = None
         if opt.pcap_trace:
             from .pcap_trace import PcapTrace          # only with --pcap-enable
-            trace = PcapTrace(*opt.pcap_trace, n_ports, out.stage, opt.console)
+            trace = PcapTrace(*opt.pcap_trace, n_ports, opt.console)
         progress = _progress(opt.progress, captures.open.input_bytes)
         for graph in graphs:
             graph.trace = trace
