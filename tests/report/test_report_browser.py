@@ -83,7 +83,7 @@ def test_the_charts_a_run_declares(seen):
     assert charts["lcores"] == ["ports", "destinations", "drops", "lcores", "rx_per_queue", "top_rules", "stages"]
     assert charts["testpmd"] == ["ports", "destinations", "stages"]            # macswap drops nothing
     assert charts["compare"] == ["ports"]
-    assert charts["graph2"] == ["ports", "destinations", "drops", "graph_nodes", "node_graph"]    # no stage timed
+    assert charts["graph2"] == ["ports", "destinations", "drops", "graph_nodes", "node_graph", "stages"]
 
 
 def test_the_comparison_in_the_dom(seen, runs):
