@@ -1,4 +1,4 @@
 """``python -m l3fwd_sim``: the ``l3fwd-sim`` command."""
-from .cli import entry
+from .command import entry
 
 entry()

@@ -12,7 +12,7 @@ from forwarding import REPO
 PACKAGE = REPO / "l3fwd_sim"
 # Higher may import lower; equal ranks are peers that must not import each other.
 RANK = {"errors": 0, "text": 0, "hold": 0, "compiled": 1, "numbers": 1, "releases": 1, "tables": 2, "capture": 3, "dataplane": 4, "eal": 5, "l3fwd": 6,
-        "testpmd": 6, "graph": 6, "traffic": 7, "diff": 7, "bench": 8, "report": 8, "verify": 8, "cli": 9, "": 10, "__main__": 10}
+        "testpmd": 6, "graph": 6, "traffic": 7, "diff": 7, "bench": 8, "report": 8, "verify": 8, "cli": 9, "": 10, "command": 10, "__main__": 11}
 
 
 def module_name(path: Path) -> str:

@@ -85,6 +85,14 @@ def list_directory(location: Location) -> list[tuple[str, Location]] | None:
     return [(name, f"{base}/{name}") for name in sorted(Path(entry).name for entry in fs.ls(path, detail=False))]
 
 
+def exists(location: Location) -> bool:
+    """Whether there is something at ``location`` (a file, a pipe, a directory, an object)."""
+    if not is_url(location):
+        return os.path.exists(location)
+    fs, path = _filesystem(str(location))
+    return bool(fs.exists(path))
+
+
 def join(location: Location, name: str) -> Location:
     return f"{str(location).rstrip('/')}/{name}" if is_url(location) else Path(location) / name
 

@@ -117,6 +117,10 @@ class _Group(click.Group):
         return sorted(COMMANDS)
 
     def get_command(self, ctx, name):
+        # a command line pasted with its program's path (the sample guide's ./build/examples/dpdk-l3fwd ...)
+        program = name.rsplit("/", 1)[-1]
+        if name not in COMMANDS and program.startswith("dpdk-") and program in COMMANDS:
+            name = program
         if name not in COMMANDS:
             return None
         return import_module(f".{COMMANDS[name]}", __name__).command
@@ -163,7 +167,8 @@ def _refuse_nul(words) -> None:
 @click.group(cls=_Group)
 @click.version_option(package_name="l3fwd-sim")
 def main():
-    """Simulate DPDK's dpdk-l3fwd on pcap files, byte for byte."""
+    """Simulate DPDK's dpdk-l3fwd, dpdk-l3fwd-graph and dpdk-testpmd on pcap files, byte
+    for byte."""
 
 
 def entry() -> None:

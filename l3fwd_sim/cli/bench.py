@@ -13,7 +13,7 @@ from .options import OUTPUT_DIR
 from .values import Int
 
 
-@click.command("bench")
+@click.command("bench", short_help="The 2014 experiment; the simulator against C.")
 @click.option("--count", type=Int(0, MAX_COUNT), default=1_000_000, show_default=True,
               help="Packets per pattern (4 ports; at least 4).")
 @click.option("--lookup", "lookups", multiple=True, type=click.Choice(["lpm", "em", "fib"]),

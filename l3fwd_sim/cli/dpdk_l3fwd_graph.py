@@ -20,4 +20,4 @@ def main(argv: list[str]) -> None:
 
 command = VerbatimCommand(options_metavar="[--dpdk 26.07] [EAL options] -- [l3fwd-graph options]", name="dpdk-l3fwd-graph",
                           callback=main, help=main.__doc__,
-                          short_help="Run a dpdk-l3fwd-graph command line verbatim (net_pcap vdevs).")
+                          short_help="Run a dpdk-l3fwd-graph command line verbatim.")

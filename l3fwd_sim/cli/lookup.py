@@ -12,7 +12,7 @@ from .options import lookup_method, table_options
 from .values import Int
 
 
-@click.command("lookup")
+@click.command("lookup", short_help="The rule that decides a key (ip route get).")
 @click.argument("keys", nargs=-1, required=True, metavar="KEY...")
 @table_options("Hex mask of enabled ports (default 0xffffffff: all 32, no route left out).")
 @click.option("--port", type=Int(0, MAX_PORTS - 1), metavar="N", help="Input port: where a miss is sent back (default: not resolved).")

@@ -37,12 +37,23 @@ OUTPUT_DIR = OutputDirType()
 
 
 def print_stats(stats: dict, quiet: bool, as_json: bool) -> None:
+    """The stats as JSON, or the warnings and the table; ``quiet``: only the warnings
+    that say input was lost (a record cut short): the outputs lack it."""
     if as_json:
         click.echo(json.dumps(stats, indent=2))
-    elif not quiet:
+    elif quiet:
+        warn_now(stats.get("input_losses", []))
+    else:
         for warning in stats["warnings"]:
             tell(f"warning: {warning}")
         click.echo(format_table({**stats, "warnings": []}))
+
+
+def warn_now(lines: list[str]) -> None:
+    """Warnings told at once, whatever ``--quiet`` says: about the inputs (a capture a
+    directory holds under another name, left out), what changes the result."""
+    for line in lines:
+        tell(f"warning: {line}")
 
 
 def progress_printer(quiet: bool):
@@ -66,7 +77,7 @@ def table_options(portmask_help: str, legacy_flags: bool = True):
     ``-L``/``-E`` and ``--ipv6``, and ``--rule_ipv4``/``--rule_ipv6`` (also spelled with
     a dash). The command gets ``portmask, lookup, [lpm_flag, em_flag, ipv6,] rule_ipv4,
     rule_ipv6``."""
-    options = [click.option("-p", "--portmask", help=portmask_help),
+    options = [click.option("-p", "--portmask", metavar="PORTMASK", help=portmask_help),
                click.option("--lookup", metavar="|".join(LOOKUPS),
                             help="Lookup method (default lpm; acl needs both rule files).")]
     if legacy_flags:
@@ -122,11 +133,15 @@ def _param(option: str) -> str:
     return {"-P": "promiscuous"}.get(option, option.lstrip("-").replace("-", "_"))
 
 
+_APP_METAVARS = {"--eth-link-speed": "MBPS", "--mode": "poll|eventdev", "--eventq-sched": "ordered|atomic|parallel",
+                 "--event-vector-tmo": "NS"}       # the others take a number
+
+
 def l3fwd_app_options(command):
     """Add the dpdk-l3fwd options above to ``command`` (as ``**app`` keyword arguments)."""
     for option, (flag, text) in reversed(_APP_OPTIONS.items()):
         command = click.option(option, _param(option), is_flag=flag, default=False if flag else None,
-                               help=text)(command)
+                               metavar=None if flag else _APP_METAVARS.get(option, "N"), help=text)(command)
     return command
 
 

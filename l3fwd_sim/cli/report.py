@@ -26,9 +26,10 @@ def write_run_report(outdir: Path) -> Path:
     return write_report(outdir)
 
 
-@click.command("report")
-@click.argument("outdir", type=click.Path(path_type=Path), metavar="OUTDIR")
+@click.command("report", short_help="A run's stats.json as one offline HTML page.")
+@click.argument("outdir", type=click.Path(path_type=Path), metavar="OUTDIR|STATS_FILE")
 def command(outdir):
-    """Write OUTDIR/report.html from OUTDIR/stats.json (of `run` or `testpmd`): a page of
-    tables and charts that opens offline; prints its path."""
+    """Write OUTDIR/report.html from OUTDIR/stats.json (of `run`, `testpmd`, or a stats
+    file L3FWD_SIM_STATS wrote: the page goes beside it): a page of tables and charts
+    that opens offline; prints its path."""
     click.echo(printable(write_run_report(outdir)))

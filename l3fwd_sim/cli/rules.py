@@ -11,7 +11,7 @@ from .options import lookup_method, table_options
 from .rules_hits import hits
 
 
-@click.group("rules")
+@click.group("rules", short_help="Rule files: checks without traffic, a run's hits.")
 def command():
     """What the lines of l3fwd rule files do: checks without traffic, a run's hits."""
 

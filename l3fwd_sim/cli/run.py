@@ -14,7 +14,7 @@ from ..l3fwd.run import PIPELINES, RunOptions, run
 from ..l3fwd.args import DEFAULT_PKT_BURST, parse_pkt_burst, refuse_unknown
 from ..releases import OPTION_ROWS, release
 from . import tell
-from .options import (INPUTS_AUTO, OUTPUT_DIR, check_app_options, dpdk_option, given_options, l3fwd_app_options,
+from .options import (INPUTS_AUTO, warn_now, OUTPUT_DIR, check_app_options, dpdk_option, given_options, l3fwd_app_options,
                       lookup_method, output_format_option, print_stats, progress_printer, table_options)
 from .report import check_report_dir, report_flag, write_run_report
 from .values import Int
@@ -34,7 +34,7 @@ GRAPH_OPTIONS = ("app_name", "inputs", "outdir", "portmask", "config", "eth_dest
                  "output_format", "quiet", "as_json", "report")
 
 
-@click.command("run")
+@click.command("run", short_help="Forward captures as dpdk-l3fwd or dpdk-l3fwd-graph.")
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
 @click.option("--app", "app_name", type=click.Choice(("l3fwd", "graph")), default="l3fwd", show_default=True,
               help="The forwarder: dpdk-l3fwd, or dpdk-l3fwd-graph (built-in routes, graph nodes; docs/graph.md).")
@@ -47,13 +47,13 @@ GRAPH_OPTIONS = ("app_name", "inputs", "outdir", "portmask", "config", "eth_dest
               help="Destination MAC for packets sent out of PORT (default 02:00:00:00:00:PORT).")
 @click.option("--port-mac", "port_mac", multiple=True, metavar="PORT,MAC",
               help="MAC address of PORT, written as source MAC (default 02:70:63:61:70:PORT).")
-@click.option("--rx-burst", default="32", show_default=True,
+@click.option("--rx-burst", default="32", show_default=True, metavar="N",
               help="Packets per rx burst (1..512; 0 or more than 512 keep 32, as l3fwd does).")
-@click.option("--tx-burst", default="32", show_default=True,
+@click.option("--tx-burst", default="32", show_default=True, metavar="N",
               help="Direct-send threshold (1..512; 0 or more than 512 keep 32, as l3fwd does).")
 @click.option("--max-pkt-len", type=Int(0, 1 << 32), help="l3fwd's --max-pkt-len (64..9600); above 2048 l3fwd cannot start "
               "over net_pcap. Frames over 2048 bytes are dropped on receive either way.")
-@click.option("--alg", help="l3fwd's --alg: rte_acl's classify method (no effect on results).")
+@click.option("--alg", metavar="NAME", help="l3fwd's --alg: rte_acl's classify method (no effect on results).")
 @click.option("--config", "config", metavar='"(PORT,QUEUE,LCORE),..."',
               help="l3fwd's --config: which lcore polls which RX queue, in order (default: one lcore, "
                    "queue 0 of every port with input). Inputs port<N>.q<Q>.pcap (or N.Q=FILE) feed RX queue Q.")
@@ -82,7 +82,7 @@ GRAPH_OPTIONS = ("app_name", "inputs", "outdir", "portmask", "config", "eth_dest
 @click.option("--drops", is_flag=True, help="Write OUTDIR/drops.pcapng: every dropped packet as received, one "
               "interface per RX port, each with its drop reason as a comment.")
 @output_format_option(INPUTS_AUTO)
-@click.option("--quiet", is_flag=True, help="Print nothing but errors.")
+@click.option("--quiet", is_flag=True, help="Print nothing but errors, and warnings that input was lost or left out.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stats as JSON on stdout.")
 @report_flag
 @dpdk_option
@@ -91,7 +91,8 @@ def command(app_name, inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6,
                 eth_dest, port_mac, rx_burst, tx_burst, max_pkt_len, alg, config, rss_key, reta_size, jobs, no_merge, cluster,
                 tls_ca_file, tls_cert, tls_key, trace, annotate, drops, output_format, quiet, as_json, report, dpdk,
                 **app):
-    """Forward INPUT pcaps (a directory of port<N>.pcap, or N=FILE) as dpdk-l3fwd would."""
+    """Forward INPUT pcaps (a directory of port<N>.pcap, N=FILE, or one capture: port 0's)
+    as dpdk-l3fwd would."""
     if report:
         check_report_dir(outdir)
     if app_name == "graph":
@@ -107,7 +108,8 @@ def command(app_name, inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6,
     notes = check_app_options(app, config is not None)
     rx_burst, rx_note = parse_pkt_burst(rx_burst, True, DEFAULT_PKT_BURST)
     tx_burst, tx_note = parse_pkt_burst(tx_burst, False, DEFAULT_PKT_BURST)
-    rx_queues = find_rx_queues(list(inputs))
+    rx_queues = find_rx_queues(list(inputs), unread := [])
+    warn_now(unread)
     options = RunOptions(
         inputs={port: path for (port, queue), path in rx_queues.items() if queue is None},
         queue_inputs={key: path for key, path in rx_queues.items() if key[1] is not None},
@@ -165,7 +167,8 @@ def run_graph_app(inputs, outdir, portmask, config, eth_dest, port_mac, max_pkt_
         if param.name not in GRAPH_OPTIONS and ctx.get_parameter_source(param.name) is ParameterSource.COMMANDLINE:
             raise SimError(f"--app graph: {param.opts[0]} has no meaning for dpdk-l3fwd-graph (built-in routes, "
                            "no lookup or path to choose; docs/graph.md lists what it takes)")
-    rx_queues = find_rx_queues(list(inputs))
+    rx_queues = find_rx_queues(list(inputs), unread := [])
+    warn_now(unread)
     return run_graph(GraphOptions(
         inputs={port: path for (port, queue), path in rx_queues.items() if queue is None},
         queue_inputs={key: path for key, path in rx_queues.items() if key[1] is not None},

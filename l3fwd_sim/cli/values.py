@@ -10,7 +10,7 @@ from ..numbers import parse_int
 class Int(click.ParamType):
     """An integer option bounded where it is parsed: out of range, or too long for Python
     to convert, it ends as one line naming the option."""
-    name = "integer"
+    name = "n"                                # --help shows N
 
     def __init__(self, low: int, high: int):
         self.low, self.high = low, high

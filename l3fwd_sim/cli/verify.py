@@ -14,7 +14,8 @@ from . import tell
 from .values import Int
 
 
-@click.command("verify", context_settings={"ignore_unknown_options": True})
+@click.command("verify", context_settings={"ignore_unknown_options": True},
+               short_help="Hold a real DPDK build against the simulator.")
 @click.option("--binary", type=click.Path(path_type=Path), help="The real program to run (default: PROGRAM on PATH).")
 @click.option("--dpdk", type=click.Choice(("auto", *RELEASES)), default="auto", show_default=True,
               help="Release profile of the simulator; auto: the binary's own release (its EAL's version string).")

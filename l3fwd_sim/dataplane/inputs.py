@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..capture.location import Location, as_location, list_directory
+from ..capture.location import Location, as_location, exists, list_directory
 from ..capture.reading import Reading
 from ..errors import SimError
 from ..releases import Release, release
@@ -18,16 +18,19 @@ from .queues import MAX_RX_QUEUE_PER_PORT
 # and either gzip'd (.gz: the readers know gzip by its magic)
 _PORT_FILE = re.compile(r"port([0-9]+)(?:\.q([0-9]+))?\.pcap(?:ng)?(?:\.gz)?")
 _SPEC = re.compile(r"([0-9]+)(?:\.([0-9]+))?")                # N=FILE or N.Q=FILE
+# a file that looks like a capture by its name, though not one of ours: said, not skipped silently
+_CAPTURE_LIKE = re.compile(r".*\.(pcap|pcapng|cap|dmp|ntar)(\.gz)?", re.IGNORECASE)
 
 
-def find_rx_queues(specs: list[str]) -> dict[tuple[int, int | None], Location]:
+def find_rx_queues(specs: list[str], notes: list[str] | None = None) -> dict[tuple[int, int | None], Location]:
     """Map (port, RX queue) → capture from ``INPUT`` arguments: directories of
     ``port<N>.pcap`` (queue None: the whole port's traffic) and ``port<N>.q<Q>.pcap``
     (what RX queue Q receives, as one ``rx_pcap`` of net_pcap), each also named
     ``.pcapng``, either gzip'd (``.gz``), or ``N=FILE`` / ``N.Q=FILE``. Two files of a
     directory for one port (or RX queue) are refused. A port has either one whole-port capture
     or per-queue ones; a directory holding both (a several-lcore run's outputs) gives
-    the whole-port one."""
+    the whole-port one. A lone capture file (no ``N=``) is port 0's. Into ``notes``: one
+    line per directory naming the captures it holds under other names (not taken)."""
     inputs: dict[tuple[int, int | None], Location] = {}
 
     def add(port_text: str, queue_text: str | None, path: Location, spec: str):
@@ -50,8 +53,19 @@ def find_rx_queues(specs: list[str]) -> dict[tuple[int, int | None], Location]:
             continue
         entries = list_directory(as_location(spec))
         if entries is None:
-            raise SimError(f"{spec}: not a directory of port<N>.pcap files nor N=FILE")
+            if not exists(as_location(spec)):
+                raise SimError(f"{spec}: no such file or directory")
+            if len(specs) == 1:                                   # `run capture.pcap -o out`: port 0 receives it
+                add("0", None, as_location(spec), spec)
+                continue
+            raise SimError(f"{spec}: not a directory of port<N>.pcap files; with several captures, name each one's "
+                           "port: 0=a.pcap 1=b.pcap")
         found = [(m.group(1), m.group(2), p) for name, p in entries if (m := _PORT_FILE.fullmatch(name))]
+        others = sorted(name for name, _ in entries if _CAPTURE_LIKE.fullmatch(name) and not _PORT_FILE.fullmatch(name))
+        if others and notes is not None:
+            notes.append(f"{spec}: {len(others)} capture{'s' * (len(others) != 1)} not taken as input (a port's file is "
+                         f"port<N>.pcap, .pcapng, .gz; N=FILE names any): {', '.join(others[:8])}"
+                         + (f", … ({len(others) - 8} more)" if len(others) > 8 else ""))
         whole = {port for port, queue, _ in found if queue is None}
         # beside a port's whole capture, its per-queue files are a run's per-TX-queue outputs
         found = [(port, queue, p) for port, queue, p in found if queue is None or port not in whole]
@@ -71,11 +85,11 @@ def find_rx_queues(specs: list[str]) -> dict[tuple[int, int | None], Location]:
     return inputs
 
 
-def find_inputs(specs: list[str]) -> dict[int, Location]:
+def find_inputs(specs: list[str], notes: list[str] | None = None) -> dict[int, Location]:
     """Map RX port → pcap from ``INPUT`` arguments: a directory of ``port<N>.pcap``
-    files, or ``N=FILE``. Per-queue captures (``port<N>.q<Q>.pcap``) are left out: a
-    run's output directory holds them beside the merged ``port<N>.pcap``."""
-    inputs = {port: path for (port, queue), path in find_rx_queues(specs).items() if queue is None}
+    files, or ``N=FILE`` (a lone file: port 0). Per-queue captures (``port<N>.q<Q>.pcap``)
+    are left out: a run's output directory holds them beside the merged ``port<N>.pcap``."""
+    inputs = {port: path for (port, queue), path in find_rx_queues(specs, notes).items() if queue is None}
     if not inputs:
         raise SimError(f"{' '.join(specs)}: per-queue captures only; this command takes port<N>.pcap files")
     return inputs

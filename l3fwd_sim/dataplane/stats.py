@@ -39,6 +39,7 @@ class RunStats:
         self.warnings: list[str] = []
         self.conveniences: list[str] = []     # where reading the inputs went beyond libpcap (capture/reading.py)
         self.cut_short: dict[int, int] = {}   # RX port -> records lost to a cut-short input (0 or 1)
+        self.input_losses: list[str] = []     # the warnings about input lost: told even under --quiet
         self.elapsed = 0.0
         self.tx_model = None
         self.options: dict = {}
@@ -48,6 +49,7 @@ class RunStats:
         self.hits = None                      # per-rule hit counters (hits.RuleHits), when the application keeps them
         self.trace: dict | None = None        # what stats.json says about the trace
         self.rules: list[dict] | None = None  # what stats.json says of each rule line (the hit counters)
+        self.rules_not_installed: dict[int, int] = {}   # port -> rule lines left out (the port is not enabled)
 
     def count(self, in_port: np.ndarray, reason: np.ndarray, dest: np.ndarray) -> None:
         """Count a super-burst: each packet's RX port, drop reason (0: sent) and TX port
@@ -111,6 +113,7 @@ class RunStats:
         for port, n in other.cut_short.items():
             self.cut_short[port] = self.cut_short.get(port, 0) + n
         self.warnings.extend(other.warnings)
+        self.input_losses.extend(other.input_losses)
         self.traced += other.traced
         if other.hits is not None:
             self.hits.merge(other.hits)
@@ -133,6 +136,7 @@ class RunStats:
         (it was never received, so it is not in ``rx``)."""
         self.cut_short[port] = self.cut_short.get(port, 0) + 1
         self.warnings.append(warning)
+        self.input_losses.append(warning)
 
     def _lcores_view(self, total_rx: int) -> dict:
         """Per lcore its share of the received packets; ``imbalance``: the busiest
@@ -190,6 +194,7 @@ class RunStats:
             "elapsed_seconds": self.elapsed,
             "mpps": total_rx / self.elapsed / 1e6 if self.elapsed else 0.0,
             "records_cut_short": {str(port): n for port, n in sorted(self.cut_short.items())},
+            "input_losses": self.input_losses,
             **({"lcores": self._lcores_view(total_rx)} if len(self.lcores) > 1 else {}),
             "trace": self.trace,
             "warnings": self.warnings,
@@ -198,6 +203,7 @@ class RunStats:
         if self.rules is not None:
             result["rules"] = self.rules
             result["rules_never_hit"] = sum(1 for r in self.rules if r["installed"] and not r["packets"])
+            result["rules_not_installed"] = {str(port): n for port, n in sorted(self.rules_not_installed.items())}
         return result
 
 
@@ -212,7 +218,9 @@ def rules_summary(rules: list[dict]) -> str:
             counts[1] += 1
     never, total = sum(c[0] for c in tables.values()), sum(c[1] for c in tables.values())
     per_table = ", ".join(f"{table} {c[0]:,}/{c[1]:,}" for table, c in tables.items())
-    return f"rules: {never:,} of {total:,} installed lines never hit ({per_table})"
+    missing = sum(1 for rule in rules if not rule["installed"])
+    return (f"rules: {never:,} of {total:,} installed lines never hit" + (f" ({per_table})" if per_table else "")
+            + (f"; {missing:,} line{'s' * (missing != 1)} not installed" if missing else ""))
 
 
 def format_table(stats: dict) -> str:

@@ -108,6 +108,36 @@ def dev_info_get(vdevs: list[PcapVdev], port: int, message: str) -> None:
         raise NoSuchPort(message)
 
 
+NO_TX_DEVICE = "tx_no_device"
+
+
+def tx_without_device(stats: dict, ports: int) -> None:
+    """``rte_eth_tx_burst`` on a port id no device has: ethdev's dummy burst function
+    sends nothing, and l3fwd frees what was not sent (``send_burst``). Only ACL mode gets
+    there (its set-up asks no device; lpm, em and fib refuse such routes at start). The
+    run's packets counted as sent on those ports become drops ``tx_no_device`` of their
+    RX ports, with one warning; nothing was written for them."""
+    lost = {port: entry["out"] for port, entry in stats["ports"].items() if int(port) >= ports and entry["out"]}
+    if not lost:
+        return
+    for entry in stats["ports"].values():
+        for port in lost:
+            if (n := entry["to"].pop(port, 0)):
+                entry["tx"] -= n
+                entry["dropped"] += n
+                entry["drops"][NO_TX_DEVICE] = entry["drops"].get(NO_TX_DEVICE, 0) + n
+    total = sum(lost.values())
+    for port in lost:
+        stats["ports"][port]["out"] = 0
+    stats["totals"]["tx"] -= total
+    stats["totals"]["dropped"] += total
+    stats["drops"][NO_TX_DEVICE] = total
+    shown = ", ".join(f"port {port}: {n:,}" for port, n in lost.items())
+    stats["warnings"].append(f"{total:,} packets routed to ports no --vdev made ({shown}): rte_eth_tx_burst sends "
+                             f"nothing there (ethdev logs \"called tx_pkt_burst for not ready port\") and l3fwd frees "
+                             f"them; counted as dropped ({NO_TX_DEVICE})")
+
+
 def parse_vdev(text: str) -> PcapVdev:
     """``--vdev`` as EAL and ``rte_kvargs`` read it: ``NAME[,key=value]...``."""
     name, _, args = text.partition(",")

@@ -158,7 +158,7 @@ def _add_hits(counted: tuple[Path, dict], keys: list[ParsedKey], results: list[d
     matched by rule file, line and table (None: no rule decided, or the run counted no
     such line). A rule file or table the run did not count is warned about once: its
     counters are of other tables than these."""
-    stats, counters = counted
+    stats, counters, _ = counted
     files = {(path, table) for path, _, table in counters}
     for key, result in zip(keys, results):
         path = paths[key.family].resolve()
@@ -168,6 +168,19 @@ def _add_hits(counted: tuple[Path, dict], keys: list[ParsedKey], results: list[d
             warnings.append(warning)
         rule = result["rule"]
         result["hits"] = rule and counters.get((path, rule["line"], key.table))
+
+
+def _portmask(options: LookupOptions, counted: tuple | None, warnings: list[str]) -> int:
+    """The portmask to answer for: ``-p``, else with ``--hits OUT`` the run's (from its
+    stats: the routes it installed are those the counters are of), else every port. A
+    ``-p`` other than the run's is answered as given, with a warning."""
+    run_mask = counted[2] if counted else None
+    if options.portmask is None:
+        return ALL_PORTS if run_mask is None else run_mask
+    if run_mask is not None and run_mask != options.portmask:
+        warnings.append(f"{counted[0]}: the run used portmask 0x{run_mask:x}, these answers are for -p "
+                        f"0x{options.portmask:x}: a rule they show may not have been installed in the run")
+    return options.portmask
 
 
 def _check_port(options: LookupOptions, portmask: int) -> None:
@@ -188,10 +201,10 @@ def lookup(options: LookupOptions) -> dict:
     {"packets", "bytes"} | None`` per result. ACL acts on the portmask when the
     tables are built: a route line to a port outside it is an error, as in l3fwd."""
     keys = [parse_key(text, options.lookup) for text in options.keys]
-    portmask = ALL_PORTS if options.portmask is None else options.portmask
-    _check_port(options, portmask)
     counted = None if options.hits is None else counters_by_rule(options.hits)    # refused before the tables are built
     warnings: list[str] = []
+    portmask = _portmask(options, counted, warnings)
+    _check_port(options, portmask)
     routes = load_routes(options.lookup, PortConfig(portmask), options.rule_ipv4, options.rule_ipv6,
                          options.ipv6, warnings)
     if not (options.rule_ipv4 or options.rule_ipv6) and MISSING_RULE_FILES in warnings:

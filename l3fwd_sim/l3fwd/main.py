@@ -24,7 +24,8 @@ from ..dataplane.ports import PortConfig, mac_text
 from ..dataplane.queues import L3FWD_DEFAULT_CONFIG, lcores_of, parse_config
 from ..eal.args import Eal, parse_eal, split_argv
 from ..dataplane.trace import TRACE_FILE
-from ..eal.net_pcap import TxFiles
+from ..dataplane.stats import write_json_atomic
+from ..eal.net_pcap import TxFiles, tx_without_device
 from ..errors import SimError
 from ..numbers import brief
 from ..releases import Release, release
@@ -70,7 +71,10 @@ def dpdk_l3fwd(argv: list[str], pipeline: str = "multi", stats_file: str | None 
             lcore_mask=eal.lcores, vdevs=eal.vdevs, merge=False,       # real l3fwd writes no merged file
             trace="all" if trace_file else None,
             **{**args.run_options(), "config": args.config or L3FWD_DEFAULT_CONFIG}))
+        tx_without_device(stats, len(eal.vdevs))
         stats["warnings"][:0] = eal.warnings
+        if stats_file:                              # the stats file as corrected
+            write_json_atomic(out / "stats.json", stats)
         tx_files.publish(sent, out, scratch)
     return Launch(stats, _console(args, eal, stats))
 

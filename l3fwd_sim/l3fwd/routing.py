@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..dataplane.ports import PortConfig
+from ..dataplane.ports import MAX_PORTS, PortConfig
 from ..eal.net_pcap import dev_info_get
 from ..errors import SimError
 from ..tables.hash import ExactMatchTable
@@ -67,6 +67,7 @@ class LpmRoutes:
     rule_lines: dict = field(default_factory=dict)   # family -> (each rule's line, installed?) in file order
     route_ports: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # each installed route's port,
                                                      # in set-up order
+    not_installed: dict = field(default_factory=dict)   # port -> rule lines left out: the port is not enabled
 
 
 @dataclass
@@ -80,6 +81,7 @@ class EmRoutes:
     rule_lines: dict = field(default_factory=dict)   # family -> (each rule's line, installed?) in file order
     route_ports: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # each installed flow's port,
                                                      # in set-up order
+    not_installed: dict = field(default_factory=dict)   # port -> flow lines left out: the port is not enabled
 
 
 @dataclass
@@ -140,17 +142,43 @@ def load_routes(lookup: str, ports: PortConfig, rule_ipv4: Path | None = None,
         lines = {family: (np.array([r.line for r in rules], np.int64),
                           np.array([ports.is_enabled(r.port) and populated for r in rules], bool))
                  for family, rules, populated in ((4, rules4, not ipv6), (6, rules6, ipv6))}
+        populated = np.array([r.port for r in (rules6 if ipv6 else rules4)], np.int64)
         rules4 = installed(rules4, ports) if not ipv6 else []
         rules6 = installed(rules6, ports) if ipv6 else []
+        left_out = _not_installed(populated, ports)
         return EmRoutes(em_table(rules4, 4), em_table(rules6, 6),
                         {"ipv4": len(rules4), "ipv6": len(rules6)}, files, lines,
-                        np.array([rule.port for rule in (*rules4, *rules6)], np.int64))
+                        np.array([rule.port for rule in (*rules4, *rules6)], np.int64), left_out)
     v4, v6 = _build(Lpm4, rules4, ports, lookup == "fib"), _build(Lpm6, rules6, ports, lookup == "fib")
     count = {"ipv4": int(ports.enabled[rules4.port].sum()), "ipv6": int(ports.enabled[rules6.port].sum())}
     lines = {family: (np.asarray(rules.line, np.int64), ports.enabled[rules.port])
              for family, rules in ((4, rules4), (6, rules6))}
     route_ports = np.concatenate([rules.port[ports.enabled[rules.port]] for rules in (rules4, rules6)]).astype(np.int64)
-    return LpmRoutes(v4, v6, count, files, lines, route_ports)
+    left_out = _not_installed(np.concatenate([rules4.port, rules6.port]).astype(np.int64), ports)
+    return LpmRoutes(v4, v6, count, files, lines, route_ports, left_out)
+
+
+def _not_installed(rule_ports: np.ndarray, ports: PortConfig) -> dict[int, int]:
+    """Per port, the rule lines l3fwd leaves out because the portmask does not enable the
+    port (``(1 << if_out) & enabled_port_mask``)."""
+    left = rule_ports[~ports.enabled[rule_ports]]
+    return {int(port): int(n) for port, n in zip(*np.unique(left, return_counts=True))}
+
+
+def not_installed_warning(routes, ports: PortConfig, rule_ipv4, rule_ipv6) -> list[str]:
+    """A run with the user's rule files whose lines route to ports outside the portmask:
+    one warning, the lines per port and the ``-p`` that would install them (l3fwd says
+    nothing). l3fwd's own default tables are left out: their 16 ports are no one's choice."""
+    counts = getattr(routes, "not_installed", {})          # ACL refuses such lines instead
+    if not (counts and rule_ipv4 and rule_ipv6):
+        return []
+    reachable = [port for port in counts if port < MAX_PORTS]
+    per_port = ", ".join(f"port {port}: {n:,}" for port, n in counts.items())
+    total = sum(counts.values())
+    fix = (f"; -p 0x{ports.portmask | sum(1 << p for p in reachable):x} would install "
+           f"{'them' if len(reachable) == len(counts) else f'those to ports below {MAX_PORTS}'}") if reachable else ""
+    return [f"{rule_ipv4}, {rule_ipv6}: {total:,} rule line{'s' if total != 1 else ''} not installed: their ports are "
+            f"outside portmask 0x{ports.portmask:x} ({per_port}){fix}; dpdk-l3fwd installs routes to enabled ports only"]
 
 
 # the message of each lookup's set-up when rte_eth_dev_info_get fails for a route's port

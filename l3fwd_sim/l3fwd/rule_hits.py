@@ -26,6 +26,7 @@ since an edited rule line cannot be told from the original.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from ..errors import SimError
@@ -47,8 +48,8 @@ def stats_file(out: Path) -> Path:
     return path
 
 
-def load_rule_counters(out: Path) -> tuple[Path, list[dict]]:
-    """(the stats file, its ``"rules"`` entries, checked)."""
+def load_rule_counters(out: Path) -> tuple[Path, list[dict], int | None]:
+    """(the stats file, its ``"rules"`` entries, checked, the run's portmask if it says)."""
     path = stats_file(out)
     try:
         stats = json.loads(path.read_text())
@@ -66,7 +67,10 @@ def load_rule_counters(out: Path) -> tuple[Path, list[dict]]:
                 and entry["table"] in TABLE_NAMES):
             raise SimError(f"{path}: rules[{i}] is not a rule counter "
                            "({\"file\", \"line\", \"table\", \"installed\", \"packets\", \"bytes\"})")
-    return path, entries
+    options = stats.get("options")
+    mask = options.get("portmask") if isinstance(options, dict) else None
+    portmask = int(mask, 16) if isinstance(mask, str) and re.fullmatch(r"0x[0-9a-f]{1,8}", mask) else None
+    return path, entries, portmask
 
 
 def rule_file(label: str) -> Path:
@@ -163,7 +167,7 @@ def rule_hits(out: Path, top: int | None = None, never_hit: bool = False) -> dic
     the run's rule lines by packets, most first (ties in file order), or with
     ``never_hit`` the installed lines no packet hit, in file order; ``top`` keeps the
     first ``top`` of them. The summary is the whole run's."""
-    path, entries = load_rule_counters(out)
+    path, entries, _ = load_rule_counters(out)
     warnings: list[str] = []
     summary = summarize(entries)
     texts = rule_texts(entries, path, warnings)
@@ -176,14 +180,14 @@ def rule_hits(out: Path, top: int | None = None, never_hit: bool = False) -> dic
     return {"stats": str(path), "warnings": warnings, "rules": rows[:top], "summary": summary}
 
 
-def counters_by_rule(out: Path) -> tuple[Path, dict]:
-    """(the stats file, ``{(rule file resolved, line, table): {"packets", "bytes"}}``)
-    for ``lookup --hits``: a rule file is matched by where it lies, so ``v4.cfg`` and
-    ``./v4.cfg`` are one file."""
-    path, entries = load_rule_counters(out)
+def counters_by_rule(out: Path) -> tuple[Path, dict, int | None]:
+    """(the stats file, ``{(rule file resolved, line, table): {"packets", "bytes"}}``,
+    the run's portmask) for ``lookup --hits``: a rule file is matched by where it lies,
+    so ``v4.cfg`` and ``./v4.cfg`` are one file."""
+    path, entries, portmask = load_rule_counters(out)
     return path, {(rule_file(e["file"]).resolve(), e["line"], e["table"]): {"packets": e["packets"],
                                                                            "bytes": e["bytes"]}
-                  for e in entries}
+                  for e in entries}, portmask
 
 
 def _share_text(row: dict) -> str:

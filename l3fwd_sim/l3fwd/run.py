@@ -37,7 +37,8 @@ from . import compiled_path, multi, simple
 from .acl import account_acl, ipv4_first
 from .pipelines import DROP_REASONS, REASON_CODE
 from .keys import TABLE_NAMES
-from .routing import Forwarding, check_route_devices, load_routes, rule_hit_list, rule_hit_sizes
+from .routing import (Forwarding, check_route_devices, load_routes, not_installed_warning, rule_hit_list,
+                      rule_hit_sizes)
 
 LOOKUPS = ("lpm", "em", "fib", "acl")
 PIPELINES = {"simple": simple.forward, "multi": multi.forward}
@@ -185,6 +186,7 @@ def run(opt: RunOptions) -> dict:
     warnings: list[str] = []
     tables_started = time.perf_counter()          # l3fwd reads its rule files first of all (read_config_files)
     routes = load_routes(opt.lookup, ports, opt.rule_ipv4, opt.rule_ipv6, opt.ipv6, warnings)
+    warnings += not_installed_warning(routes, ports, opt.rule_ipv4, opt.rule_ipv6)
     tables_time = time.perf_counter() - tables_started
     config = parse_config(opt.config) if opt.config else default_config(sorted({*inputs, *(p for p, _ in queue_inputs)}))
     lcores = lcores_of(config, portmask, opt.lcore_mask, None if opt.vdevs is None else len(opt.vdevs))
@@ -338,6 +340,7 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
                 each.remove()
     stats.tx_model = TxModel.total(tx_models)
     stats.rules = rule_hit_list(opt.lookup, routes, stats.hits)
+    stats.rules_not_installed = getattr(routes, "not_installed", {})      # ACL refuses such lines instead
     stats.note_conveniences(captures.conveniences())
     stats.elapsed = time.perf_counter() - started
     stats.options = {"dpdk": opt.dpdk.name, "portmask": f"0x{portmask:x}", "lookup": opt.lookup, "ipv6": opt.ipv6,

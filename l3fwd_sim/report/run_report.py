@@ -35,11 +35,18 @@ NODE_COLUMNS = (("ethdev_rx-",), ("pkt_cls",), ("ip4_lookup", "ip6_lookup"), ("i
 
 def write_report(outdir: str | Path) -> Path:
     """Write ``outdir/report.html`` from ``outdir/stats.json`` (atomically); returns its
-    path. A missing or malformed stats.json is a SimError naming it."""
-    outdir = Path(outdir)
-    stats_path = outdir / STATS_FILE
+    path. ``outdir`` may name the stats file itself (``L3FWD_SIM_STATS=FILE`` of a
+    verbatim command): the page goes beside it, ``report.html`` for a ``stats.json``,
+    else the file's name with ``.html``. A missing or malformed stats file is a SimError
+    naming it."""
+    given = Path(outdir)
+    if given.is_dir() or (not given.exists() and given.suffix != ".json"):
+        stats_path, report_path = given / STATS_FILE, given / REPORT_FILE
+    else:
+        stats_path = given
+        report_path = given.parent / (REPORT_FILE if given.name == STATS_FILE else f"{given.stem}.html")
     stats = load_stats(stats_path)
-    return write_page(run_page(stats, stats_path), outdir / REPORT_FILE)
+    return write_page(run_page(stats, stats_path), report_path)
 
 
 def run_page(stats: dict, stats_path: Path) -> Page:
@@ -275,7 +282,16 @@ def _rules(page: Page, stats: dict, stats_path: Path) -> None:
     if "rules_never_hit" in stats:
         facts.append(fact("installed lines never hit:", stats["rules_never_hit"], count(stats["rules_never_hit"]),
                           "rules_never_hit"))
+    left_out = stats.get("rules_not_installed", {})
+    if left_out:                  # lines to ports outside the portmask: l3fwd installs none of them
+        total = sum(left_out.values())
+        facts.append(fact("lines not installed (port outside the portmask):", total, count(total),
+                          "rules_not_installed"))
     page.add(f'<p class="summary">{"".join(facts)}</p>')
+    if left_out:
+        page.add(table(["port", "rule lines not installed"],
+                       [[cell(port), number_cell(n, port=port, key="rules_not_installed")]
+                        for port, n in left_out.items()], numeric={1}, name="rules_not_installed"))
     files = list(dict.fromkeys((r["table"], r["file"]) for r in rules))
     page.add(table(["table", "rule file"], [[cell(t), cell(f, table=t, key="rule_file")] for t, f in files],
                    name="rule_files"))
