@@ -137,3 +137,23 @@ def test_help_names_values_and_takes_the_guides_program_path(tmp_path):
             "-p", "0x1", "--config", "(0,0,0)", "--parse-ptype", "--relax-rx-offload"]
     assert invoke("./build/examples/dpdk-l3fwd", *line).exit_code == 0
     assert read_pcap_frames(tmp_path / "tx0.pcap")
+
+
+def test_a_table_bigger_than_l3fwds_own_is_said(tmp_path):
+    """A real table in an LPM run: dpdk-l3fwd's rte_lpm holds 1,024 rules per family and
+    256 IPv4 tbl8 groups (l3fwd_lpm.c), and real l3fwd exits adding more; l3fwd-sim
+    forwards, with one warning saying so. fib holds 65,536: no warning there."""
+    import random
+    rng = random.Random(1)
+    (tmp_path / "big4.cfg").write_text("".join(f"R10.{i // 256}.{i % 256}.0/24 {rng.randrange(4)}\n"
+                                               for i in range(1025)))
+    (tmp_path / "v6.cfg").write_text("R2001:200::/64 1\n")
+    rules = ["--rule_ipv4", str(tmp_path / "big4.cfg"), "--rule_ipv6", str(tmp_path / "v6.cfg")]
+    result = invoke("run", PCAPS, "-o", tmp_path / "lpm", *rules)
+    said = [line for line in result.stderr.splitlines() if "real dpdk-l3fwd's LPM table holds 1,024 routes" in line]
+    assert result.exit_code == 0 and len(said) == 1 and "1,025 ipv4 routes" in said[0]
+    (tmp_path / "ok4.cfg").write_text("".join((tmp_path / "big4.cfg").read_text().splitlines(True)[:1024]))
+    fine = invoke("run", PCAPS, "-o", tmp_path / "ok", "--rule_ipv4", tmp_path / "ok4.cfg", "--rule_ipv6",
+                  tmp_path / "v6.cfg")
+    assert "real dpdk-l3fwd" not in fine.stderr
+    assert "real dpdk-l3fwd" not in invoke("run", PCAPS, "-o", tmp_path / "fib", *rules, "--lookup", "fib").stderr

@@ -10,7 +10,7 @@ import click
 from .values import Int
 
 
-@click.command("compare")
+@click.command("compare", short_help="Whether and where two sets of outputs differ, and why.")
 @click.argument("a", type=click.Path(path_type=Path))
 @click.argument("b", type=click.Path(path_type=Path))
 @click.option("--max-diffs", type=Int(0, 1 << 32), default=5, show_default=True,
@@ -25,13 +25,14 @@ from .values import Int
 @click.option("--by-layers", is_flag=True,
               help="Also count the differing packets by kind and layer stack (Ether/Dot1Q/IP/UDP).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
-@click.option("--explain", is_flag=True, help="For each difference described, print the trace lines (run --trace) "
-              "of its input packet in both runs: A/trace.jsonl and B/trace.jsonl, or --traces.")
+@click.option("--explain", is_flag=True, help="Count the differences by cause, what each run decided for their input "
+              "packet (drop reason, miss, rule line, path difference D1-D10), and print each described one's trace "
+              "lines (run --trace): A/trace.jsonl and B/trace.jsonl, or --traces.")
 @click.option("--traces", nargs=2, type=click.Path(path_type=Path), metavar="TRACE_A TRACE_B",
               help="The two runs' trace files (implies --explain).")
 @click.option("--write", type=click.Path(path_type=Path), metavar="DIR",
               help="Also write every differing packet into DIR/a.pcapng and DIR/b.pcapng, "
-                   "each with the difference as its comment (for Wireshark).")
+                   "each with the difference (and with --explain its cause) as its comment (for Wireshark).")
 @click.option("--report", "report_file", type=click.Path(path_type=Path), metavar="FILE.html",
               help="Also write the comparison as a page of tables and a chart that opens offline.")
 def command(a, b, max_diffs, timestamps, ts_tolerance, ignore, unordered, by_layers, as_json, explain,
@@ -48,14 +49,17 @@ def command(a, b, max_diffs, timestamps, ts_tolerance, ignore, unordered, by_lay
         max_diffs=max_diffs,
         by_layers=by_layers,
     )
-    if write is not None:
+    if explain or traces:
+        from ..diff.explain import explain_report
+        report = explain_report(compare_paths(a, b, options), *(traces or ()))
+        if write is not None:           # compared again, each packet's comment with its cause
+            from ..diff.write import write_differences
+            write_differences(a, b, write, options, explained=report)
+    elif write is not None:
         from ..diff.write import write_differences
         report = write_differences(a, b, write, options)
     else:
         report = compare_paths(a, b, options)
-    if explain or traces:
-        from ..diff.explain import explain_report
-        explain_report(report, *(traces or ()))
     if report_file:
         from ..report import write_compare_report
         write_compare_report(report.to_dict(), report_file)

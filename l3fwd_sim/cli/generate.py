@@ -12,21 +12,21 @@ from ..errors import SimError
 from ..text import printable
 from ..traffic.streams import MAX_COUNT, MAX_SEED
 from . import tell
-from .options import OUTPUT_DIR, output_format_option, progress_printer
+from .options import OUTPUT_DIR, end_progress, output_format_option, progress_printer
 from .values import Int
 
 _PATTERN_ONLY = ("ports", "count", "size", "proto", "port_map", "rule_ipv4", "rule_ipv6")
 
 
 
-@click.command("generate")
+@click.command("generate", short_help="Write test traffic: the 2014 patterns, random, streams.")
 @click.argument("pattern", required=False)
 @click.option("-o", "--output", "outdir", required=True, type=OUTPUT_DIR,
               help="Output directory: port<N>.pcap per input port (ready for 'l3fwd-sim run DIR').")
 @click.option("--streams", type=click.Path(path_type=Path), help="TOML stream file, instead of a PATTERN.")
 @click.option("--ports", type=Int(1, MAX_PORTS), default=4, show_default=True, help="Input ports to generate.")
 @click.option("--count", type=Int(0, MAX_COUNT), default=1000, show_default=True, help="Packets per port.")
-@click.option("--size", default="64", show_default=True,
+@click.option("--size", metavar="N|A-B|imix", default="64", show_default=True,
               help="Size on the wire (FCS included): N, A-B (uniform random) or imix (64/570/1518 at 7:4:1).")
 @click.option("--rate", type=float, help="Packets per second per port; timestamps 1/rate apart [default: 1000000].")
 @click.option("--seed", type=Int(0, MAX_SEED), help="Seed of random patterns, sizes, fields and orders [default: 1].")
@@ -38,7 +38,8 @@ _PATTERN_ONLY = ("ports", "count", "size", "proto", "port_map", "rule_ipv4", "ru
               help="Choose IPv4 destinations that route as intended under this l3fwd rule file (LPM, EM or ACL).")
 @click.option("--rule_ipv6", "--rule-ipv6", "rule_ipv6", type=click.Path(path_type=Path),
               help="The same for IPv6.")
-@click.option("--progress", is_flag=True, help="Draw a progress bar on stderr (when it is a terminal).")
+@click.option("--progress/--no-progress", default=True, show_default=True,
+              help="Draw a progress bar on stderr when it is a terminal (never with --quiet or --json).")
 @output_format_option("pcap")
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stdout.")
@@ -57,10 +58,12 @@ def command(ctx, pattern, outdir, streams, ports, count, size, rate, seed, proto
             raise SimError(f"--streams takes everything from the stream file; {what} does not apply")
     elif pattern is None:
         raise SimError("generate needs a PATTERN or --streams FILE")
+    bar = progress_printer(quiet=not progress or quiet or as_json)
     summary = generate(GenerateOptions(
         outdir=outdir, pattern=pattern, streams=streams, ports=ports, count=count, size=size, proto=proto,
         port_map=port_map, rule_ipv4=rule_ipv4, rule_ipv6=rule_ipv6, rate=rate, seed=seed,
-        output_format=output_format, progress=progress_printer(quiet=not progress or quiet or as_json)))
+        output_format=output_format, progress=bar))
+    end_progress(bar)
     if as_json:
         click.echo(json.dumps(summary, indent=2))
         return

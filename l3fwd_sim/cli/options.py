@@ -56,18 +56,69 @@ def warn_now(lines: list[str]) -> None:
         tell(f"warning: {line}")
 
 
-def progress_printer(quiet: bool):
-    if quiet or not sys.stderr.isatty():
-        return None
-    state = {"shown": -1}
+class ProgressBar:
+    """``[#######                  ]  28%`` on one line of a terminal, redrawn in place
+    (``\\r``) whenever ``bar(done, total)`` moves the percentage. The line is ended —
+    so that whatever is printed next (a warning, the summary table, an error) starts on
+    a fresh line — when ``done`` reaches ``total`` or at :meth:`close`."""
 
-    def show(done: int, total: int):
-        percent = 100 * done // max(total, 1)
-        if percent != state["shown"]:
-            state["shown"] = percent
-            bar = "#" * (percent // 4)
-            click.echo(f"\r[{bar:<25}] {percent:3d}%", err=True, nl=percent >= 100)
-    return show
+    WIDTH = 25                                   # '#' for every 4 %
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.shown = -1                          # the percentage on screen; -1: nothing drawn yet
+        self.open = False                        # drawn, and its line not ended
+
+    def __call__(self, done: int, total: int) -> None:
+        percent = max(0, min(100, 100 * done // max(total, 1)))
+        if percent != self.shown:
+            self._draw(percent)
+        if percent == 100:
+            self._end()
+
+    def _draw(self, percent: int) -> None:
+        click.echo(f"\r[{'#' * (percent // 4):<{self.WIDTH}}] {percent:3d}%", file=self.stream, nl=False)
+        self.shown, self.open = percent, True
+
+    def _end(self) -> None:
+        if self.open:
+            click.echo("", file=self.stream)
+            self.open = False
+
+    def close(self, completed: bool = True) -> None:
+        """End the bar's line: at 100 % when the work is done (a caller's last count may
+        stop short of its total: ``run`` counts the records, not the files' headers),
+        erased when it was not (an error or Ctrl-C then prints where the bar was)."""
+        if not self.open:
+            return
+        if completed:
+            self._draw(100)
+            self._end()
+        else:
+            click.echo("\r" + " " * (self.WIDTH + 7) + "\r", file=self.stream, nl=False)
+            self.open = False
+
+
+def progress_printer(quiet: bool, stream=None) -> ProgressBar | None:
+    """The progress bar of a command (``run``, ``testpmd``, ``generate``) on ``stream``
+    (default stderr), or None when ``quiet`` or the stream is not a terminal. The command
+    calls :func:`end_progress` when its work is done, before it prints anything more; if
+    the work fails instead, the bar is erased as the command's click context closes
+    (before the error is printed)."""
+    stream = sys.stderr if stream is None else stream
+    if quiet or not stream.isatty():
+        return None
+    bar = ProgressBar(stream)
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.call_on_close(lambda: bar.close(completed=False))    # a no-op once ended
+    return bar
+
+
+def end_progress(bar: ProgressBar | None) -> None:
+    """The command's work is done: end its bar (if any) at 100 % on a line of its own."""
+    if bar is not None:
+        bar.close()
 
 
 def table_options(portmask_help: str, legacy_flags: bool = True):

@@ -15,7 +15,7 @@ from ..l3fwd.args import DEFAULT_PKT_BURST, parse_pkt_burst, refuse_unknown
 from ..releases import OPTION_ROWS, release
 from . import tell
 from .options import (INPUTS_AUTO, warn_now, OUTPUT_DIR, check_app_options, dpdk_option, given_options, l3fwd_app_options,
-                      lookup_method, output_format_option, print_stats, progress_printer, table_options)
+                      end_progress, lookup_method, output_format_option, print_stats, progress_printer, table_options)
 from .report import check_report_dir, report_flag, write_run_report
 from .values import Int
 
@@ -97,7 +97,8 @@ def command(app_name, inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6,
         check_report_dir(outdir)
     if app_name == "graph":
         stats = run_graph_app(inputs, outdir, portmask, config, eth_dest, port_mac, max_pkt_len, no_merge,
-                              output_format, progress_printer(quiet or as_json))
+                              output_format, bar := progress_printer(quiet or as_json))
+        end_progress(bar)
         if report:
             write_run_report(outdir)
         print_stats(stats, quiet, as_json)
@@ -147,6 +148,7 @@ def command(app_name, inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6,
         dpdk=dpdk,
     )
     stats = run(options)
+    end_progress(options.progress)
     for note in (*notes, rx_note, tx_note):      # after the run: a refused one says one line only
         if note and not (quiet or as_json):
             tell(note)

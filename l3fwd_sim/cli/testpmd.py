@@ -7,7 +7,7 @@ from ..dataplane.inputs import find_inputs
 from ..dataplane.ports import parse_port_mac, parse_portmask
 from ..testpmd.run import FORWARD_MODES, TOPOLOGIES, TestpmdOptions, testpmd_run
 from ..releases import release
-from .options import (INPUTS_AUTO, OUTPUT_DIR, warn_now, dpdk_option, output_format_option, print_stats,
+from .options import (INPUTS_AUTO, OUTPUT_DIR, warn_now, dpdk_option, end_progress, output_format_option, print_stats,
                       progress_printer)
 from .values import Int
 from .report import check_report_dir, report_flag, write_run_report
@@ -53,9 +53,10 @@ def command(inputs, outdir, forward_mode, port_topology, burst, eth_peer, port_m
         port_mac=dict(parse_port_mac(x, "--port-mac") for x in port_mac),
         output_format=output_format,
         drops=drops,
-        progress=progress_printer(quiet or as_json),
+        progress=(bar := progress_printer(quiet or as_json)),
         dpdk=release(dpdk),
     ))
+    end_progress(bar)
     if report:
         write_run_report(outdir)
     print_stats(stats, quiet, as_json)

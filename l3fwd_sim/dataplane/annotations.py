@@ -12,8 +12,10 @@ no output is written twice:
 * ``--annotate``: every Enhanced Packet Block of every pcapng output gets an
   ``opt_comment`` (draft-ietf-opsawg-pcapng §3.5, code 1) naming the packet's RX port
   and record number and what decided it — ``rx port 0 #2 · lpm4
-  routes/lpm_default_v4.cfg:5 · next hop 2`` — so that Wireshark shows it as
-  ``frame.comment``;
+  routes/lpm_default_v4.cfg:5 · next hop 2``; a packet without a next hop says what
+  l3fwd did with it, ``rx port 0 #0 · lpm4 miss · sent back to port 0`` (``no lookup ·
+  sent back to port 0`` for one the path did not look up) — so that Wireshark shows it
+  as ``frame.comment``;
 * ``--drops``: ``drops.pcapng``, every dropped packet as received (its bytes read again
   from its capture: :func:`read_records`), in processing order, on one interface per
   RX port (``if_name`` ``port<N>``), its comment the reason as ``stats.json`` names it,
@@ -43,6 +45,9 @@ from .trace import Describe, Records
 
 DROPS_FILE = "drops.pcapng"
 SEPARATOR = " · "
+# where a sent packet went: to its next hop, or (no next hop: a miss, or no lookup)
+# back out of its input port, as l3fwd sends it; the TX port follows
+WHERE = (f"{SEPARATOR}next hop ", f"{SEPARATOR}sent back to port ", f"{SEPARATOR}sent to port ")
 
 
 class Annotations:
@@ -70,7 +75,7 @@ class Annotations:
             lines = self._receive_side(records, sent)
             lines.text(SEPARATOR)
             lines.choice([printable(text) for text in texts], codes)
-            lines.text(f"{SEPARATOR}next hop ")
+            lines.choice(WHERE, _where(records, sent))
             lines.number(records["tx_port"][sent])
             if self.inline:
                 self._queue(records, sent, lines)
@@ -227,6 +232,15 @@ class _Rows:
 
     def __len__(self) -> int:
         return len(self._rows)
+
+
+def _where(records: Records, rows: np.ndarray) -> np.ndarray:
+    """Per sent record, its index in :data:`WHERE`: 0 it went to its next hop; without a
+    next hop (a miss, or no lookup) 1 back out of its input port — what l3fwd does with
+    it — or 2 elsewhere (not l3fwd's: a next hop is never printed for a packet without one)."""
+    no_hop = records["next_hop"][rows] < 0
+    back = records["tx_port"][rows] == records["rx_port"][rows]
+    return np.where(no_hop, np.where(back, 1, 2), 0).astype(np.intp)
 
 
 def _receive_side(lines: Lines, records: Records, rows: np.ndarray, several_queues: bool) -> None:

@@ -238,6 +238,10 @@ class Report:
     by_layers_examined: int = 0       # differing packets dissected for by_layers
     traces: dict | None = None        # with --explain: {"a"/"b": {"path", "lines"}} (explain.py)
     profiles: dict = field(default_factory=dict)   # "a"/"b" -> the DPDK release its stats.json names, where known
+    listed: list[Listed] = field(default_factory=list)   # every difference, per port (not in to_dict())
+    causes: dict | None = None        # with --explain: the differences by cause (explain.py)
+    cause_list: list = field(default_factory=list)   # with --explain: the causes (explain.Cause), as in causes
+    cause_ids: dict = field(default_factory=dict)    # with --explain: per port, each listed difference's cause index
 
     @property
     def equal(self) -> bool:
@@ -272,6 +276,8 @@ class Report:
             out["by_layers_examined"] = self.by_layers_examined
         if self.traces is not None:
             out["traces"] = self.traces
+        if self.causes is not None:
+            out["causes"] = self.causes
         if self.profiles:
             out["profiles"] = self.profiles
         return out
@@ -330,9 +336,11 @@ def _compare(files_a: dict, files_b: dict, a: str, b: str, options: CompareOptio
     layers: Counter = Counter()
     for port in sorted(set(files_a) | set(files_b), key=lambda p: -1 if p is None else p):
         budget = opt.max_diffs - len(result.differences)
-        report, diffs, counts = _compare_port(port, files_a.get(port), files_b.get(port), opt, budget,
-                                              BY_LAYERS_LIMIT - result.by_layers_examined, each_port)
+        report, diffs, counts, listed = _compare_port(port, files_a.get(port), files_b.get(port), opt, budget,
+                                                      BY_LAYERS_LIMIT - result.by_layers_examined, each_port)
         result.ports.append(report)
+        if len(listed.kinds):
+            result.listed.append(listed)
         result.differences.extend(diffs)
         layers.update(counts)
         result.by_layers_examined += sum(counts.values())
@@ -394,12 +402,13 @@ def _compare_port(port, path_a, path_b, opt: CompareOptions, budget: int, layer_
     report.matched, report.modified = len(events.matched[0]), len(events.modified[0])
     report.reordered, report.missing, report.extra = len(events.moved[0]), len(events.gone), len(events.new)
     counts = _layer_counts(cap_a, cap_b, events, layer_budget) if opt.by_layers else Counter()
-    described = _describe(port, cap_a, cap_b, opt, events, budget)
+    listed = _order(port, events)
+    described = _describe(port, cap_a, cap_b, opt, listed, budget)
     if each_port is not None:
-        every = _listed(port, events)
+        every = listed.differences()
         every[:len(described)] = described              # the same differences, in the same order
-        each_port(PortDifferences(port, cap_a, cap_b, every, len(described)))
-    return report, described, counts
+        each_port(PortDifferences(port, cap_a, cap_b, every, len(described), listed))
+    return report, described, counts, listed
 
 
 def _classify(cap_a: Capture, cap_b: Capture, opt: CompareOptions, notes: list[str]) -> _Events:
@@ -550,7 +559,7 @@ def _check_timestamps(cap_a, cap_b, pairs, modified, opt: CompareOptions):
     return (pairs[0][~late], pairs[1][~late]), (mod_a[order], mod_b[order])
 
 
-_KINDS = ("missing", "modified", "reordered", "extra")
+KINDS = ("missing", "modified", "reordered", "extra")
 
 
 def _layer_counts(cap_a, cap_b, events: _Events, limit: int) -> Counter:
@@ -577,25 +586,49 @@ class PortDifferences:
     cap_b: Capture | None
     differences: list[Difference]
     described: int
+    listed: Listed | None = None      # the same differences as arrays
 
 
-def _listed(port, events: _Events, limit: int | None = None) -> list[Difference]:
-    """The port's first ``limit`` (default: all) differences in file order (by A
-    position, then B index), with their kind and indexes."""
+@dataclass
+class Listed:
+    """Every difference of one port in file order (by A position, then B index), as
+    arrays: the kind (an index into ``KINDS``) and the packet indexes in A's and B's
+    files (-1: none)."""
+    port: int | None
+    kinds: np.ndarray
+    index_a: np.ndarray
+    index_b: np.ndarray
+
+    @staticmethod
+    def kind(code: int) -> str:
+        """The kind of ``kinds``' code ``code``: ``missing``, ``modified``, ..."""
+        return KINDS[code]
+
+    def differences(self, limit: int | None = None) -> list[Difference]:
+        """The first ``limit`` (default: all) as :class:`Difference` objects, their kind
+        and indexes only."""
+        return [Difference(self.port, KINDS[code], None if i < 0 else i, None if j < 0 else j)
+                for code, i, j in zip(self.kinds[:limit].tolist(), self.index_a[:limit].tolist(),
+                                      self.index_b[:limit].tolist())]
+
+
+def _order(port, events: _Events) -> Listed:
+    """The port's differences in file order (by A position, then B index)."""
     (mod_a, mod_b), (moved_a, moved_b) = events.modified, events.moved
     pos = np.concatenate([events.gone, mod_a, moved_a, events.new_at])
     ib = np.concatenate([np.full(len(events.gone), -1), mod_b, moved_b, events.new])
     kind = np.repeat(np.arange(4), [len(events.gone), len(mod_a), len(moved_a), len(events.new)])
-    order = np.lexsort((ib, pos))[:limit]
-    return [Difference(port, _KINDS[code], None if code == 3 else i, None if code == 0 else j)
-            for code, i, j in zip(kind[order].tolist(), pos[order].tolist(), ib[order].tolist())]
+    order = np.lexsort((ib, pos))
+    kind, ia, ib = kind[order], pos[order], ib[order]
+    ia[kind == 3] = -1                                 # an extra packet: its A position only sorts it
+    return Listed(port, kind, ia, ib)
 
 
-def _describe(port, cap_a, cap_b, opt: CompareOptions, events: _Events, budget: int) -> list[Difference]:
+def _describe(port, cap_a, cap_b, opt: CompareOptions, listed: Listed, budget: int) -> list[Difference]:
     """The first ``budget`` differences in file order, dissected and named."""
     if budget <= 0:
         return []
-    out = _listed(port, events, budget)
+    out = listed.differences(budget)
     for diff in out:
         fa = cap_a.frame(diff.index_a) if diff.index_a is not None else None
         fb = cap_b.frame(diff.index_b) if diff.index_b is not None else None

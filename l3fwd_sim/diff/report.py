@@ -63,6 +63,9 @@ def format_report(report) -> str:
         lines += ["", f"differing packets by kind and layers ({scope} of {total}):"]
         width = max(len(g["layers"]) for g in report.by_layers)
         lines += [f"  {g['kind']:<9}  {g['layers']:<{width}}  {g['packets']:>7}" for g in report.by_layers]
+    if report.causes is not None and report.causes["groups"]:
+        from .explain import format_causes
+        lines += ["", *format_causes(report.causes)]
     shown = report.differences
     for n, d in enumerate(shown, 1):
         lines.append("")

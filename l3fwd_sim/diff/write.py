@@ -11,6 +11,13 @@ stamp exactly) and carries the difference as its comment (``opt_comment``, Wires
     port 2, packet A[41] modified in B[41]: IP.ttl 38→39, IP.chksum 0x3412→0x3312
     port 0, packet B[13] extra (not in A)
 
+With the causes ``compare --explain`` found (``explained``, a report :func:`~.explain.
+explain_report` has explained), each comment goes on with its difference's cause, as the
+report words it (:func:`~.causes.one_line`)::
+
+    port 0, packet B[13] extra (not in A) · cause: unknown_ptype in A (D1) — A: dropped:
+    unknown_ptype; B: no lookup: sent back out of the input port
+
 Fields are named by scapy for the pairs the report describes and the first
 ``NAMED_PAIRS`` other distinct modified pairs (about 2 ms a pair; a pair that repeats, as
 in a stream of identical frames, is named once), then as the differing byte ranges
@@ -50,11 +57,12 @@ SIDES = ("a", "b")
 
 
 def write_differences(a: str | Path, b: str | Path, directory: str | Path,
-                      options: CompareOptions | None = None) -> Report:
+                      options: CompareOptions | None = None, explained: Report | None = None) -> Report:
     """:func:`~l3fwd_sim.diff.compare.compare_paths`, writing every differing packet
-    into ``directory``/a.pcapng and b.pcapng (see the module's doc)."""
+    into ``directory``/a.pcapng and b.pcapng (see the module's doc); ``explained``: a
+    report of the same comparison with its causes (``explain_report``), for the comments."""
     options = options or CompareOptions()
-    files = DifferenceFiles(Path(directory), str(a), str(b), options)
+    files = DifferenceFiles(Path(directory), str(a), str(b), options, explained)
     try:
         report = compare_paths(a, b, options, each_port=files.add)
         files.publish()
@@ -68,10 +76,14 @@ class DifferenceFiles:
     """The two files being written: ``add`` each port's differences, then ``publish()``
     (both put in place) or ``discard()`` (neither, and DIR removed if made for them)."""
 
-    def __init__(self, directory: Path, a: str, b: str, options: CompareOptions):
+    def __init__(self, directory: Path, a: str, b: str, options: CompareOptions, explained: Report | None = None):
+        """``explained``: the same comparison, its causes found (``explain_report``): each
+        comment goes on with its difference's."""
         targets = {side: directory / f"{side}.pcapng" for side in SIDES}
         _refuse_inputs(targets.values(), (a, b))
         self.options = options
+        self.explained = explained
+        self._listed = {listed.port: listed for listed in explained.listed} if explained is not None else {}
         self._created = make_output_directory(directory)
         self._files: dict[str, AtomicFile] = {}
         self._interfaces = 0
@@ -92,7 +104,8 @@ class DifferenceFiles:
             if d.kind == "modified":
                 d.fields = field_changes(found.cap_a, found.cap_b, d.index_a, d.index_b, self.options,
                                          self._frame_fields)
-        comments = [printable(one_line(d)) for d in found.differences]
+        comments = [printable(one_line(d) if cause is None else f"{one_line(d)} · cause: {cause.one_line()}")
+                    for d, cause in zip(found.differences, self._causes(found))]
         for side, cap, other in (("a", found.cap_a, found.cap_b), ("b", found.cap_b, found.cap_a)):
             known = cap or other            # a port file on one side only: the other's link type
             name = f"port{found.port}" if found.port is not None else printable(known.path.stem)
@@ -106,6 +119,16 @@ class DifferenceFiles:
                                for (index, comment), ticks, wirelen
                                in zip(records, cap.ts_ns[rows].tolist(), cap.wirelen[rows].tolist()))
         self._interfaces += 1
+
+    def _causes(self, found: PortDifferences) -> list:
+        """The cause of each of the port's differences (None: not known): the explained
+        report's, which listed the very same differences, in the same order."""
+        mine = self._listed.get(found.port)
+        if mine is None or found.listed is None or not all(
+                np.array_equal(getattr(mine, name), getattr(found.listed, name))
+                for name in ("kinds", "index_a", "index_b")):
+            return [None] * len(found.differences)
+        return [self.explained.cause_list[i] for i in self.explained.cause_ids[found.port].tolist()]
 
     def publish(self) -> None:
         publish_files({file.finish(): file.path for file in self._files.values()})

@@ -181,6 +181,27 @@ def not_installed_warning(routes, ports: PortConfig, rule_ipv4, rule_ipv6) -> li
             f"outside portmask 0x{ports.portmask:x} ({per_port}){fix}; dpdk-l3fwd installs routes to enabled ports only"]
 
 
+# what l3fwd's own tables hold (l3fwd_lpm.c, l3fwd_fib.c: (max routes, tbl8 groups) per family)
+TABLE_LIMITS = {"lpm": {"ipv4": (1024, 1 << 8), "ipv6": (1024, 1 << 16)},
+                "fib": {"ipv4": (1 << 16, 1 << 15), "ipv6": ((1 << 16) - 1, 1 << 15)}}
+
+
+def capacity_warning(lookup: str, routes) -> list[str]:
+    """Where a table holds more than dpdk-l3fwd's own would: real l3fwd exits while
+    adding the routes ("Unable to add entry N to the l3fwd LPM table"); l3fwd-sim's
+    tables have no such limit and forward as if l3fwd held them all — said, not hidden."""
+    warnings = []
+    for family, (max_routes, max_groups) in TABLE_LIMITS.get(lookup, {}).items():
+        table = routes.v4 if family == "ipv4" else routes.v6
+        groups = getattr(getattr(table, "lpm", table), "tbl8_groups_used", 0)      # a Fib wraps its LPM
+        if routes.installed[family] > max_routes or groups > max_groups:
+            warnings.append(f"{routes.installed[family]:,} {family} routes ({groups:,} tbl8 groups): real dpdk-l3fwd's "
+                            f"{lookup.upper()} table holds {max_routes:,} routes and {max_groups:,} tbl8 groups, so it "
+                            f"exits while adding them (\"Unable to add entry … to the l3fwd {lookup.upper()} table\"); "
+                            "l3fwd-sim forwards as if it held them all")
+    return warnings
+
+
 # the message of each lookup's set-up when rte_eth_dev_info_get fails for a route's port
 _NO_DEVICE = {"lpm": "Unable to get device info for port {port}", "fib": "Unable to get device info for port {port}",
               "em": "Error during getting device (port {port}) info: No such device"}

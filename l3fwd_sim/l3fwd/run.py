@@ -37,8 +37,8 @@ from . import compiled_path, multi, simple
 from .acl import account_acl, ipv4_first
 from .pipelines import DROP_REASONS, REASON_CODE
 from .keys import TABLE_NAMES
-from .routing import (Forwarding, check_route_devices, load_routes, not_installed_warning, rule_hit_list,
-                      rule_hit_sizes)
+from .routing import (Forwarding, capacity_warning, check_route_devices, load_routes, not_installed_warning,
+                      rule_hit_list, rule_hit_sizes)
 
 LOOKUPS = ("lpm", "em", "fib", "acl")
 PIPELINES = {"simple": simple.forward, "multi": multi.forward}
@@ -186,7 +186,7 @@ def run(opt: RunOptions) -> dict:
     warnings: list[str] = []
     tables_started = time.perf_counter()          # l3fwd reads its rule files first of all (read_config_files)
     routes = load_routes(opt.lookup, ports, opt.rule_ipv4, opt.rule_ipv6, opt.ipv6, warnings)
-    warnings += not_installed_warning(routes, ports, opt.rule_ipv4, opt.rule_ipv6)
+    warnings += not_installed_warning(routes, ports, opt.rule_ipv4, opt.rule_ipv6) + capacity_warning(opt.lookup, routes)
     tables_time = time.perf_counter() - tables_started
     config = parse_config(opt.config) if opt.config else default_config(sorted({*inputs, *(p for p, _ in queue_inputs)}))
     lcores = lcores_of(config, portmask, opt.lcore_mask, None if opt.vdevs is None else len(opt.vdevs))

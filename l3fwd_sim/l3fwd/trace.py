@@ -1,7 +1,9 @@
 """What an l3fwd trace line says beyond the port's part (:mod:`l3fwd_sim.dataplane.trace`):
 the packet type the path gave the packet, the table and key it looked up, the rule
 that decided (file and line, from the table's own rule ids) and the next hop, and for
-a drop what failed.
+a drop what failed — or, for a packet sent back out of its input port without a next hop
+(a lookup miss; a packet the path does not look up: the multi path's non-IP frames, EM's
+non-TCP/UDP packets), why.
 
 Everything is read from the records: the header bytes kept before the pipeline edited
 them, and the lookups' answers the stages noted (:class:`~l3fwd_sim.dataplane.hits.Decisions`).
@@ -58,7 +60,7 @@ def describe(lookup: str, routes, reasons: tuple[str, ...]) -> Describe:
         lines.number(records["next_hop"])
 
     def detail(records: Records) -> tuple[list[str], np.ndarray]:
-        return drop_details(records, lookup, reasons)
+        return details(records, lookup, reasons)
 
     def decision(records: Records) -> tuple[list[str], np.ndarray]:
         """``lpm4 routes/lpm_default_v4.cfg:5`` (the rule's line), ``lpm4 miss`` or
@@ -140,23 +142,55 @@ def _ipv4_text(addresses: np.ndarray) -> np.ndarray:
     return words.view(np.uint8)
 
 
-def drop_details(records: Records, lookup: str, reasons: tuple[str, ...]) -> tuple[list[str], np.ndarray]:
-    """What failed, per record: (texts, code per record: 0 when it was sent, else
-    1 + its text's index). Each distinct case is written once."""
+SENT_BACK = "sent back out of the input port"
+MISS_DETAIL = f"no matching rule: {SENT_BACK}"
+
+
+def details(records: Records, lookup: str, reasons: tuple[str, ...]) -> tuple[list[str], np.ndarray]:
+    """What failed, per record: (texts, code per record: 0 for none, else 1 + its
+    text's index). A drop says what failed; a packet sent back out of its input port
+    without a next hop says why: a miss (``no matching rule: sent back out of the input
+    port``), or no lookup at all (the multi path's non-IP frames, EM's non-TCP/UDP
+    packets: ``EtherType 0x0806 is neither IPv4 nor IPv6: sent back out of the input
+    port``). A packet sent to its next hop has none. Each distinct case is written once."""
     reason = records["reason"]
-    dropped = np.flatnonzero(reason > 0)
+    sent = reason == 0
+    no_lookup = sent & (records["table"] == 0)
+    missed = sent & ~no_lookup & (records["rule"] < 0)
+    rows = np.flatnonzero(~sent | no_lookup)
     codes = np.zeros(len(records), np.intp)
-    if not len(dropped):
-        return [], codes
-    heads = frame_heads(records["head"][dropped])
-    cases = np.column_stack([
-        reason[dropped], records["caplen"][dropped], ptype.needed_bytes(lookup, heads),
-        heads[:, 12].astype(np.int64) << 8 | heads[:, 13],            # EtherType
-        heads[:, 14], heads[:, 16].astype(np.int64) << 8 | heads[:, 17], heads[:, 23], heads[:, 20]])
-    first, inverse = distinct(cases)
-    texts = [_detail(reasons[case[0] - 1], *case[1:]) for case in cases[first].tolist()]
-    codes[dropped] = 1 + inverse
+    texts: list[str] = []
+    if len(rows):
+        heads = frame_heads(records["head"][rows])
+        cases = np.column_stack([
+            no_lookup[rows], reason[rows], records["caplen"][rows], ptype.needed_bytes(lookup, heads),
+            heads[:, 12].astype(np.int64) << 8 | heads[:, 13],            # EtherType
+            heads[:, 14], heads[:, 16].astype(np.int64) << 8 | heads[:, 17], heads[:, 23], heads[:, 20]])
+        back = no_lookup[rows]                        # what a sent packet's detail does not read:
+        cases[back, 1:4] = 0                          # the reason and lengths; the IP fields of
+        ipv4, ipv6 = cases[:, 4] == ptype.ETHER_TYPE_IPV4, cases[:, 4] == ptype.ETHER_TYPE_IPV6
+        cases[back & ~ipv4 & ~ipv6, 5:] = 0           # a non-IP frame, those of another version
+        cases[back & ipv4, 6] = 0
+        cases[back & ipv4, 8] = 0
+        cases[back & ipv6, 5:8] = 0
+        first, inverse = distinct(cases)
+        texts = [_sent_detail(*case[4:]) if case[0] else _detail(reasons[case[1] - 1], *case[2:])
+                 for case in cases[first].tolist()]
+        codes[rows] = 1 + inverse
+    if missed.any():                                  # one text for every miss
+        texts.append(MISS_DETAIL)
+        codes[missed] = len(texts)
     return texts, codes
+
+
+def _sent_detail(ether_type: int, version_ihl: int, total_length: int, proto4: int, next_header: int) -> str:
+    """Why a packet sent back out of its input port was not looked up: not IP (the multi
+    path; the simple path drops it, D1), or in em mode not TCP/UDP (D2–D4)."""
+    if ether_type in (ptype.ETHER_TYPE_IPV4, ptype.ETHER_TYPE_IPV6):
+        why = _detail("not_tcp_udp", 0, 0, ether_type, version_ihl, total_length, proto4, next_header)
+    else:
+        why = _detail("unknown_ptype", 0, 0, ether_type, version_ihl, total_length, proto4, next_header)
+    return f"{why}: {SENT_BACK}"
 
 
 def _detail(reason: str, caplen: int, need: int, ether_type: int, version_ihl: int, total_length: int,

@@ -1,8 +1,10 @@
 """A comparison's report: the dict ``compare --json`` prints (``Report.to_dict()``) as a page.
 
 The verdict; per port the packets of A and B and how they paired (matched, reordered,
-modified, missing, extra), as a table and a chart; the differences described (index,
-kind, fields, summaries, hexdump, and the trace lines with ``--explain``); with
+modified, missing, extra), as a table and a chart; with ``--explain`` the differences
+by cause (what each run decided for their input packet, and the path difference D1–D10
+where DPDK's two paths are compared); the differences described (index, kind, fields,
+summaries, hexdump, and with ``--explain`` the trace lines and the cause); with
 ``--by-layers`` the differing packets by layer stack.
 """
 from __future__ import annotations
@@ -11,7 +13,8 @@ import json
 from pathlib import Path
 
 from . import charts
-from .page import Page, cell, count, fact, number_cell, preformatted, table, text, write_page
+from ..diff.causes import one_line
+from .page import Page, cell, count, fact, items, number_cell, preformatted, table, text, write_page
 
 COUNT_KEYS = ("packets_a", "packets_b", "matched", "reordered", "modified", "missing", "extra")
 PAIRING_KEYS = ("matched", "reordered", "modified", "missing", "extra")
@@ -32,6 +35,8 @@ def compare_page(report: dict) -> Page:
              f'<p class="summary">{fact("A (the reference):", report["a"], report["a"], "a")}'
              f'{fact("B:", report["b"], report["b"], "b")}</p>', _options(report["options"]))
     _ports(page, report)
+    if report.get("causes"):
+        _causes(page, report["causes"])
     _differences(page, report)
     if "by_layers" in report:
         _by_layers(page, report)
@@ -96,10 +101,33 @@ def _differences(page: Page, report: dict) -> None:
     for i, d in enumerate(differences):
         shown = "\n".join(d["hexdump"])
         if "trace" in d:
+            if "cause" in d["trace"]:
+                shown += "\n\ncause: " + one_line(d["trace"]["cause"])
             shown += "\n\ntrace lines:\n" + json.dumps(d["trace"], indent=1, ensure_ascii=False)
         if shown:
             page.add(f"<details><summary>#{i + 1}: port {text(_port_name(d['port']))}, {text(d['kind'])}</summary>"
                      f"{preformatted(shown)}</details>")
+
+
+def _causes(page: Page, found: dict) -> None:
+    """``--explain``: the differences counted by cause — what each run decided for their
+    input packet — then the path differences named (docs/faithfulness.md)."""
+    page.section("Differences by cause", "causes")
+    runs = "; ".join(f"{side.upper()}: " + (f"--lookup {run['lookup']} --pipeline {run['pipeline']}" if run else
+                                             "no stats.json beside its trace")
+                     for side, run in found["runs"].items())
+    rows = [[number_cell(g["differences"], cause=i, key="differences"),
+             number_cell(g["packets"], cause=i, key="packets"),
+             cell(g["cause"], cause=i, key="cause"), cell(g["path_difference"] or "", cause=i, key="path_difference"),
+             cell(g["a"]["decision"], cause=i, key="a"), cell(g["b"]["decision"], cause=i, key="b")]
+            for i, g in enumerate(found["groups"])]
+    page.add(f'<p class="note">{text(count(found["differences"]))} differences, what each run did with '
+             f'their input packet, from the traces ({text(runs)})</p>',
+             table(["differences", "input packets", "cause", "path difference", "A", "B"], rows, numeric={0, 1},
+                   name="causes"))
+    if found["path_differences"]:
+        page.add(items([f"{name}: {row['input']}: simple {row['simple']}; multi {row['multi']}"
+                        for name, row in found["path_differences"].items()], "path_differences"))
 
 
 def _side(value) -> str:

@@ -46,6 +46,11 @@ from .streams import DEFAULT_RATE, MAX_COUNT, MAX_SEED, PortTraffic, Traffic, ch
 START_NS = 1_700_000_000 * 1_000_000_000    # 2023-11-14 22:13:20 UTC: fixed, so output is reproducible
 # purposes of the seeded generators, so each random choice has its own stream of numbers
 _ORDER, _PORT_SIZE, _STREAM_SIZE, _FIELD = 1, 2, 3, 4
+# With a progress bar, the packets are written in chunks of about 1/_PROGRESS_STEPS of them
+# (never larger than asked, nor smaller than _PROGRESS_CHUNK: below that the per-chunk numpy
+# calls start to show), so that the bar moves in steps of about 1 % however few chunks the
+# default size would make (2 ports of 60,000 packets: two, 50 % each).
+_PROGRESS_STEPS, _PROGRESS_CHUNK = 100, 8192
 # the least a file takes: its header (pcapng's section and interface blocks are larger, so
 # this stays a lower bound) and per packet a 16-byte record header and a 60-byte frame
 _FILE_HEADER, _MIN_RECORD = 24, 16 + MIN_WIRE_SIZE - FCS_BYTES
@@ -115,21 +120,44 @@ class _StreamState:
     layer_names: str
     sizes: _Draws | None                  # None: the port's sizes by position
     fields: list                          # [(slot, base, _Draws of offsets)]
+    variants: list                        # [(slot, each variant's value: _rows of its (K, width) bytes)]
 
 
 def _stream_state(port: int, s: int, stream, port_size, seed: int) -> _StreamState:
+    """``s`` numbers the stream among the port's streams with every variant counted as a
+    stream of its own, so its random numbers are those of the streams it stands for."""
     header = len(stream.template.header)
     size = port_size or stream.size
     renderer = StreamRenderer(stream.template, max(size.max_wire - FCS_BYTES, header))
     sizes = None if port_size else _Draws(stream.size.wire_sizes, _rng(seed, port, _STREAM_SIZE, s))
     fields = [(stream.template.slots[name], var.min, _Draws(var.offsets, _rng(seed, port, _FIELD, s, v)))
               for v, (name, var) in enumerate(stream.fields)]
-    return _StreamState(renderer, header, stream.template.layer_names, sizes, fields)
+    variants = [(stream.template.slots[name], _rows(values))
+                for name, values in (stream.variants.values.items() if stream.variants else ())]
+    return _StreamState(renderer, header, stream.template.layer_names, sizes, fields, variants)
 
 
-def _render(state: _StreamState, wire: np.ndarray | None, n: int, warnings: list[str]):
+def _rows(values: np.ndarray) -> np.ndarray:
+    """(K, width) bytes as an array whose ``take(i, axis=0)`` gathers rows fast: one
+    integer per row (width 1, 2, 4 or 8), or rows of 8-byte words (16: an IPv6 address);
+    numpy's fancy indexing of narrow uint8 rows is many times slower."""
+    values = np.ascontiguousarray(values, np.uint8)
+    width = values.shape[1]
+    if width in (1, 2, 4, 8):
+        return values.view(f"u{width}").reshape(len(values))
+    return values.view("u8") if width % 8 == 0 else values
+
+
+def _gather(rows: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
+    """Rows ``at`` of a :func:`_rows` array, as (n, width) bytes."""
+    return rows.take(at, axis=0).view(np.uint8).reshape(len(at), width)
+
+
+def _render(state: _StreamState, wire: np.ndarray | None, n: int, warnings: list[str],
+            variant: np.ndarray | None = None):
     """(rows, frame lengths, tails of the long rows) of the stream's next ``n`` packets;
-    ``wire``: their sizes on the wire when the port gives them."""
+    ``wire``: their sizes on the wire when the port gives them; ``variant``: the variant
+    each packet belongs to (streams with variants)."""
     if wire is None:
         wire = state.sizes.take(n)
     if (wire - FCS_BYTES < state.header).any():
@@ -139,37 +167,48 @@ def _render(state: _StreamState, wire: np.ndarray | None, n: int, warnings: list
             warnings.append(note)
     frame_len = np.maximum(wire - FCS_BYTES, state.header)
     r = state.renderer
-    if not state.fields and (frame_len == frame_len[0]).all():     # the same bytes n times: render one
+    if not state.fields and not state.variants and (frame_len == frame_len[0]).all():   # the same bytes n times
         one = r.render(frame_len[:1], {})
         return np.broadcast_to(one, (n, one.shape[1])), frame_len, r.tails(one, frame_len[:1]) * n
-    rows = r.render(frame_len, {slot: (base, draws.take(n)) for slot, base, draws in state.fields})
+    raw = {slot: _gather(values, variant, slot.width) for slot, values in state.variants}
+    rows = r.render(frame_len, {slot: (base, draws.take(n)) for slot, base, draws in state.fields}, raw)
     return rows, frame_len, r.tails(rows, frame_len)
 
 
 def _write_port(writer: PcapWriter | PcapngWriter, port: int, pt: PortTraffic, traffic: Traffic, chunk: int,
                 progress) -> int:
     """Write one port's packets a chunk at a time, so memory does not grow with the
-    count; returns the captured bytes written."""
+    count; returns the captured bytes written. The order interleaves streams with every
+    variant (``Variants``) counted as a stream of its own; a chunk's packets are then
+    rendered stream by stream, a stream's variants together."""
     seed = traffic.seed
-    states = [_stream_state(port, s, stream, pt.size, seed) for s, stream in enumerate(pt.streams)]
+    sizes = np.array([len(s.variants) if s.variants is not None else 1 for s in pt.streams], np.int64)
+    first = np.cumsum(sizes) - sizes                  # each stream's first number in the interleave
+    counts = np.concatenate([s.variants.counts if s.variants is not None else [s.count] for s in pt.streams]
+                            or [np.zeros(0, np.int64)]).astype(np.int64)
+    owner = np.repeat(np.arange(len(pt.streams), dtype=np.int32), sizes) if len(counts) > len(sizes) else None
+    states = [_stream_state(port, int(first[s]), stream, pt.size, seed) for s, stream in enumerate(pt.streams)]
     port_sizes = _Draws(pt.size.wire_sizes, _rng(seed, port, _PORT_SIZE)) if pt.size else None
     total_bytes = done = 0
-    for which in stream_chunks([s.count for s in pt.streams], pt.order, pt.group, chunk,
-                               _rng(seed, port, _ORDER)):
+    for which in stream_chunks(counts, pt.order, pt.group, chunk, _rng(seed, port, _ORDER)):
         n = len(which)
         wire = port_sizes.take(n) if port_sizes else None
-        present = np.unique(which) if len(states) > 1 else [0]
+        stream_of = owner[which] if owner is not None else which
+        present = np.flatnonzero(np.bincount(stream_of, minlength=len(states))) if len(states) > 1 else [0]
         if len(present) == 1:
-            heads, caplen, tails = _render(states[int(present[0])], wire, n, traffic.warnings)
+            s = int(present[0])
+            heads, caplen, tails = _render(states[s], wire, n, traffic.warnings,
+                                           which - first[s] if states[s].variants else None)
             heads = heads[:, :HEAD_BYTES]
         else:
             heads = np.empty((n, HEAD_BYTES), np.uint8)
             caplen = np.empty(n, np.int64)
             long_at, long_tails = [], []
             for s in present.tolist():
-                rows_at = np.flatnonzero(which == s)
+                rows_at = np.flatnonzero(stream_of == s)
                 rows, lengths, tails = _render(states[s], None if wire is None else wire[rows_at], len(rows_at),
-                                               traffic.warnings)
+                                               traffic.warnings,
+                                               which[rows_at] - first[s] if states[s].variants else None)
                 heads[rows_at] = rows[:, :HEAD_BYTES]
                 caplen[rows_at] = lengths
                 if tails:
@@ -239,6 +278,8 @@ def _write_ports(traffic: Traffic, outdir: Path, progress, chunk_packets: int, f
     period_ns = 1e9 / traffic.rate
     nanosecond = abs(period_ns / 1000 - round(period_ns / 1000)) > 1e-9
     total = sum(pt.count for pt in traffic.ports.values())
+    if progress is not None:
+        chunk_packets = min(chunk_packets, max(_PROGRESS_CHUNK, -(-total // _PROGRESS_STEPS)))
     done = 0
     summary = {"ports": {}, "rate_pps": traffic.rate, "seed": traffic.seed, "nanosecond_timestamps": nanosecond}
     writers = []
@@ -251,7 +292,8 @@ def _write_ports(traffic: Traffic, outdir: Path, progress, chunk_packets: int, f
             nbytes = _write_port(writer, port, pt, traffic, chunk_packets, report)
             done += pt.count
             summary["ports"][str(port)] = {"file": writer.path.name, "packets": pt.count, "bytes": nbytes,
-                                           "streams": {s.name: s.count for s in pt.streams}}
+                                           "streams": {name: count for s in pt.streams
+                                                       for name, count in s.packets_by_name()}}
         for writer in writers:
             writer.commit()
     except BaseException:

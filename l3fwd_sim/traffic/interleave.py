@@ -68,8 +68,23 @@ def _random(counts: np.ndarray, chunk: int, rng: np.random.Generator) -> Iterato
     total = int(ends[-1])
     permute = _Feistel(total, rng)
     for a in range(0, total, chunk):
-        packets = permute(np.arange(a, min(total, a + chunk), dtype=np.uint64))
-        yield np.searchsorted(ends, packets.astype(np.int64), side="right").astype(np.int32)
+        packets = permute(np.arange(a, min(total, a + chunk), dtype=np.uint64)).astype(np.int64)
+        yield _stream_of(ends, packets)
+
+
+_SORT_ABOVE = 4096          # streams (variants) beyond which the packets are looked up in sorted order
+
+
+def _stream_of(ends: np.ndarray, packets: np.ndarray) -> np.ndarray:
+    """The stream (int32) of each packet number. Over many streams (``generate random``
+    aims at every route of a table: up to millions) the binary searches of random
+    numbers miss the cache at every step; in sorted order they walk the ends in turn."""
+    if len(ends) <= _SORT_ABOVE:
+        return np.searchsorted(ends, packets, side="right").astype(np.int32)
+    order = np.argsort(packets)
+    out = np.empty(len(packets), np.int32)
+    out[order] = np.searchsorted(ends, packets[order], side="right")
+    return out
 
 
 class _Feistel:

@@ -43,15 +43,13 @@ from ..capture.records import HEAD_BYTES
 from ..dataplane.ports import MAX_PORTS, PortConfig
 from ..errors import SimError
 from ..numbers import brief, check_range, parse_int
-from ..l3fwd.acl import DENY as ACL_DENY
-from ..l3fwd.acl import MISS as ACL_MISS
 from ..l3fwd.acl import KEY_AT, acl_keys, acl_table
 from ..l3fwd.em import em_table, rule_key
 from ..l3fwd.routing import DEFAULT_ROUTES, installed
-from ..l3fwd.rules import AclRules, EmRule, parse_acl_rules, parse_em_rules, parse_lpm_rules
+from ..l3fwd.rules import AclRules, EmRule, LpmRuleArrays, lpm_rule_arrays, parse_acl_rules, parse_em_rules
 from ..tables.lpm import Lpm4, Lpm6
 from .field_engine import FieldVar, parse_size
-from .streams import MAX_COUNT, PortTraffic, Stream, Traffic
+from .streams import MAX_COUNT, PortTraffic, Stream, Traffic, Variants
 from .templates import build_stack, default_eth, template_from_scapy
 
 _K_STREAMS = re.compile(r"ipv([46])-([0-9]+)streamsx([0-9]+)")
@@ -128,71 +126,244 @@ def parse_port_map(text: str | None, ports: int) -> dict[int, int]:
     return mapping
 
 
+# where str.splitlines starts a line: the text's start, or after any of its line boundaries
+_LINE_START = "(?:^|(?<=[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]))"
+_DENY_LINE = re.compile(_LINE_START + "@")
+_FIRST_R_LINE = re.compile(_LINE_START + "R([^\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]*)")
+
+
 def _rule_grammar(path: Path) -> str:
     """``lpm`` (R<prefix>/<depth> <port>), ``em`` (R + 6 fields) or ``acl`` (acl.md: ``@``
     deny lines, or R lines of ``<src>/<len> <dst>/<len> <lo> : <hi> <lo> : <hi> <proto>/<mask>
     <port>``). A ``@`` line anywhere makes it ACL; otherwise the first R line decides: ACL
     when it has a lone ``:`` token, nine or more fields, or two ``/`` prefixes before
-    anything else (so an ACL line with ``0:65535`` gets the ACL parser's message)."""
+    anything else (so an ACL line with ``0:65535`` gets the ACL parser's message). The
+    text is searched whole (a million-line file in milliseconds), not line by line."""
     try:
-        lines = Path(path).read_text(errors="replace").splitlines()
+        text = Path(path).read_text(errors="replace")
     except OSError as err:
         raise SimError(f"{path}: cannot read rule file: {err.strerror}") from None
-    if any(line.startswith("@") for line in lines):
+    if "@" in text and _DENY_LINE.search(text):
         return "acl"
-    for line in lines:
-        if line.startswith("R"):
-            fields = line[1:].split("#")[0].split()
-            if ":" in fields or len(fields) >= 9 or (len(fields) >= 2 and "/" in fields[0] and "/" in fields[1]):
-                return "acl"
-            return "em" if len(fields) == 6 else "lpm"
-    return "lpm"
+    first = _FIRST_R_LINE.search(text)
+    if first is None:
+        return "lpm"
+    fields = first.group(1).split("#")[0].split()
+    if ":" in fields or len(fields) >= 9 or (len(fields) >= 2 and "/" in fields[0] and "/" in fields[1]):
+        return "acl"
+    return "em" if len(fields) == 6 else "lpm"
 
 
 class _Table:
     """One family's routes as run builds them (every port enabled): LPM and/or EM, or
     an ACL rule file."""
 
-    def __init__(self, family: int, rule_file: Path | None):
+    def __init__(self, family: int, rule_file: Path | None, kind: str | None = None):
+        """``kind``: the file's grammar (``_rule_grammar``), when already known."""
         self.family = family
         self.source = str(rule_file) if rule_file else "the default tables"
-        all_ports = PortConfig((1 << MAX_PORTS) - 1)
-        kind = _rule_grammar(rule_file) if rule_file else None
+        kind = kind or (_rule_grammar(rule_file) if rule_file else None)
         self.lpm = self.em = self.acl = None
-        self.lpm_rules: list = []
+        self.lpm_rules: LpmRuleArrays | None = None
         self.em_rules: list[EmRule] = []
+        self._aims: dict[str, Aims] = {}
+        self._em_arrays: Aims | None = None
         if kind == "acl":
             self.acl = _AclRuleFile(family, Path(rule_file))
             return
         if kind != "em":
             path = rule_file or DEFAULT_ROUTES / f"lpm_default_v{family}.cfg"
-            # depth 0 is an rte_fib default route: it never picks a destination
-            self.lpm_rules = [r for r in installed(parse_lpm_rules(path, family), all_ports) if r.depth]
-            self.lpm = (Lpm4 if family == 4 else Lpm6).from_rules((r.prefix, r.depth, r.port) for r in self.lpm_rules)
+            rules = lpm_rule_arrays(path, family)         # a million IPv4 routes in a few numpy passes, as run's
+            # installed with every port enabled; depth 0 is an rte_fib default route: it never picks a destination
+            self.lpm_rules = rules.select(_ALL_PORTS.enabled[rules.port] & (rules.depth > 0))
+            self.prefix_words = _address_words(family, self.lpm_rules.prefix)
+            self.lpm = Lpm4() if family == 4 else Lpm6()
+            self.lpm.build(self.lpm_rules.prefix if family == 4 else _address_bytes(family, *self.prefix_words),
+                           self.lpm_rules.depth, self.lpm_rules.port)
         if kind != "lpm":
             path = rule_file or DEFAULT_ROUTES / f"em_default_v{family}.cfg"
-            flows = {rule_key(r, family): r for r in installed(parse_em_rules(path, family), all_ports)}
+            flows = {rule_key(r, family): r for r in installed(parse_em_rules(path, family), _ALL_PORTS)}
             self.em_rules = list(flows.values())           # a later duplicate overrides
             self.em = em_table(self.em_rules, family)
 
-    def route_of(self, flow: Flow) -> set:
-        """The output ports the tables give the flow (None: a miss). The default tables
-        hold both LPM routes and EM flows; EM flows are UDP, so a TCP flow is checked
-        against the LPM routes only (and a warning says that em mode misses it)."""
-        if self.acl is not None:
-            return {self.acl.action(flow)}
-        ports = set()
+    def aims(self, proto: str) -> Aims:
+        """Every flow ``proto`` packets can be aimed with, in rule order, each checked to
+        route to its port (ACL: to be first-matched by its line): per LPM route one
+        destination inside it (the first of its prefix, next, last and middle address
+        that no more specific route takes), per EM flow the flow itself (TCP only with the
+        LPM routes beside it: an EM-only table matches the protocol too), per ACL line
+        the flow its search found (deny lines too)."""
+        if proto not in self._aims:
+            if self.acl is not None:
+                self._aims[proto] = self.acl.aims(proto)
+            else:
+                aims = self._em_aims(proto) if self.em is not None else self._lpm_aims()
+                self._aims[proto] = aims.select(self.routes_to(aims, proto))
+        return self._aims[proto]
+
+    def _lpm_aims(self) -> Aims:
+        """Per route, the first of its prefix, next, last and middle address (the prefix
+        as written, not masked, ORed with the host part) that the table routes to the
+        route's port; the source is the prefix's next address. Routes whose four all go
+        elsewhere (more specific routes take them) are left out."""
+        rules, family = self.lpm_rules, self.family
+        hi, lo = self.prefix_words
+        host = (32 if family == 4 else 128) - rules.depth.astype(np.int64)        # host bits, 0..127
+        one, zero = np.uint64(1), np.zeros(len(host), np.uint64)
+        last_lo = np.where(host >= 64, np.uint64(2**64 - 1), (one << np.minimum(host, 63).astype(np.uint64)) - one)
+        last_hi = np.where(host > 64, (one << np.clip(host - 64, 0, 63).astype(np.uint64)) - one, zero)
+        half_lo = np.where((host >= 1) & (host <= 64), one << np.clip(host - 1, 0, 63).astype(np.uint64), zero)
+        half_hi = np.where(host >= 65, one << np.clip(host - 65, 0, 63).astype(np.uint64), zero)
+        next_lo = (host >= 1).astype(np.uint64)
+        dst_hi, dst_lo = hi.copy(), lo.copy()
+        found = np.zeros(len(host), bool)
+        pending = np.arange(len(host))
+        for add_hi, add_lo in ((zero, zero), (zero, next_lo), (last_hi, last_lo), (half_hi, half_lo)):
+            c_hi, c_lo = hi[pending] | add_hi[pending], lo[pending] | add_lo[pending]
+            keys = c_lo.astype(np.uint32) if family == 4 else _address_bytes(family, c_hi, c_lo)
+            hit = self.lpm.lookup_bulk(keys, -1) == rules.port[pending]
+            at = pending[hit]
+            dst_hi[at], dst_lo[at], found[at] = c_hi[hit], c_lo[hit], True
+            pending = pending[~hit]
+        keep = np.flatnonzero(found)
+        nine = np.full(len(keep), 9, np.int64)                  # UDP/TCP ports 9 -> 9, as l3fwd's EM flows
+        src = _address_bytes(family, hi[keep], lo[keep] | next_lo[keep])           # the prefix's next address
+        return Aims(family, rules.port[keep].astype(np.int64), src, _address_bytes(family, dst_hi[keep], dst_lo[keep]),
+                    nine, nine.copy())
+
+    def em_flows(self) -> Aims:
+        """Every EM flow of the table, in rule order (its ``proto`` array their own protocols)."""
+        if self._em_arrays is None:
+            rules, family = self.em_rules, self.family
+            n = len(rules)
+
+            def column(name):
+                return np.fromiter((getattr(r, name) for r in rules), np.int64, n)
+
+            def addresses(name):
+                return _address_bytes(family, *_address_words(family, [getattr(r, name) for r in rules]))
+            self._em_arrays = Aims(family, column("port"), addresses("src"), addresses("dst"), column("src_port"),
+                                   column("dst_port"), proto=column("proto"))
+        return self._em_arrays
+
+    def _em_aims(self, proto: str) -> Aims:
+        """The EM flows as flows of ``proto``: all of them beside LPM routes (the default
+        tables), else only those of that protocol."""
+        flows = self.em_flows()
+        return flows if self.lpm is not None else flows.select(flows.proto == PROTOS[proto])
+
+    def routes_to(self, aims: Aims, proto: str) -> np.ndarray:
+        """Whether each aim's flow, sent as ``proto``, gets its port from every table
+        there is. The default tables hold both LPM routes and EM flows; EM flows are UDP,
+        so a TCP flow is checked against the LPM routes only (and a warning says that em
+        mode misses it)."""
+        ok = np.ones(len(aims), bool)
         if self.lpm is not None:
-            ports.add(self.lpm.lookup(int(ipaddress.ip_address(flow.dst))))
-        if self.em is not None and (self.lpm is None or flow.proto == "udp"):
-            rule = EmRule(int(ipaddress.ip_address(flow.dst)), int(ipaddress.ip_address(flow.src)),
-                          flow.dport, flow.sport, PROTOS[flow.proto], 0, "")
-            ports.add(self.em.lookup(rule_key(rule, self.family)))
-        return ports
+            keys = aims.dst_words()[1].astype(np.uint32) if self.family == 4 else aims.dst
+            ok &= self.lpm.lookup_bulk(keys, -1) == aims.port
+        if self.em is not None and (self.lpm is None or proto == "udp"):
+            ok &= self.em.lookup_bulk(aims.em_keys(PROTOS[proto]), -1) == aims.port
+        return ok
+
+
+_ALL_PORTS = PortConfig((1 << MAX_PORTS) - 1)
+_NAMED_AIMS = 4096         # a family with more aims is counted as one stream in the summary (names cost per aim)
 
 
 def _address(family: int, value: int) -> str:
     return str(ipaddress.IPv4Address(value) if family == 4 else ipaddress.IPv6Address(value))
+
+
+def _address_words(family: int, values) -> tuple[np.ndarray, np.ndarray]:
+    """Addresses (a uint32 array, or any sequence of ints) as (high, low) uint64 words;
+    the high words of IPv4 addresses are 0."""
+    if family == 4:
+        lo = np.asarray(values, np.uint64) if isinstance(values, np.ndarray) else \
+            np.fromiter(values, np.uint64, len(values))
+        return np.zeros(len(lo), np.uint64), lo
+    raw = b"".join(int(v).to_bytes(16, "big") for v in values)            # IPv6: Python ints, as the parser gives
+    words = np.frombuffer(raw, ">u8").reshape(-1, 2).astype(np.uint64)
+    return words[:, 0].copy(), words[:, 1].copy()
+
+
+def _address_bytes(family: int, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """(n, 4) or (n, 16) uint8 addresses in network order, from their (high, low) words."""
+    if family == 4:
+        return np.ascontiguousarray(lo.astype(">u4").view(np.uint8).reshape(-1, 4))
+    out = np.empty((len(lo), 2), ">u8")
+    out[:, 0], out[:, 1] = hi, lo
+    return out.view(np.uint8).reshape(-1, 16)
+
+
+@dataclass
+class Aims:
+    """Flows of one family as arrays, in rule order: aim k is ``src[k] -> dst[k]``,
+    L4 ports ``sport[k] -> dport[k]``, meant for output ``port[k]`` (-1: an ACL deny
+    line). ``line``: ACL aims' rule lines; ``proto``: EM flows' own protocol."""
+    family: int
+    port: np.ndarray                  # int64
+    src: np.ndarray                   # (n, 4 | 16) uint8, network order
+    dst: np.ndarray
+    sport: np.ndarray                 # int64
+    dport: np.ndarray
+    line: np.ndarray | None = None
+    proto: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.port)
+
+    def select(self, keep: np.ndarray) -> Aims:
+        return Aims(self.family, self.port[keep], self.src[keep], self.dst[keep], self.sport[keep], self.dport[keep],
+                    None if self.line is None else self.line[keep], None if self.proto is None else self.proto[keep])
+
+    def first_per_destination(self) -> Aims:
+        """The first aim of each destination address, in rule order."""
+        hi, lo = self.dst_words()
+        order = np.lexsort((lo, hi))                   # stable: equal addresses stay in rule order
+        first = np.ones(len(order), bool)
+        first[1:] = (hi[order[1:]] != hi[order[:-1]]) | (lo[order[1:]] != lo[order[:-1]])
+        return self.select(np.sort(order[first]))
+
+    @staticmethod
+    def _words(addresses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if addresses.shape[1] == 4:
+            return np.zeros(len(addresses), np.uint64), addresses.view(">u4")[:, 0].astype(np.uint64)
+        words = addresses.view(">u8").astype(np.uint64)
+        return words[:, 0], words[:, 1]
+
+    def dst_words(self) -> tuple[np.ndarray, np.ndarray]:
+        return self._words(self.dst)
+
+    def em_keys(self, proto: int) -> np.ndarray:
+        """l3fwd's EM key of each aim's flow sent as ``proto`` (``em.rule_key``)."""
+        (src_hi, src_lo), (dst_hi, dst_lo) = self._words(self.src), self._words(self.dst)
+        tail = np.uint64(proto) << np.uint64(32) | self.sport.astype(np.uint64) << np.uint64(16) \
+            | self.dport.astype(np.uint64)
+        if self.family == 4:
+            return np.stack([src_lo << np.uint64(32) | dst_lo, tail], axis=1)
+        return np.stack([src_hi, src_lo, dst_hi, dst_lo, tail], axis=1)
+
+    def flow(self, k: int, proto: str) -> Flow:
+        src, dst = (int.from_bytes(a[k].tobytes(), "big") for a in (self.src, self.dst))
+        return Flow(self.family, _address(self.family, src), _address(self.family, dst), proto,
+                    int(self.sport[k]), int(self.dport[k]))
+
+    def names(self) -> list[str]:
+        """Each aim's stream name: ``ipv4-<destination>``, ACL ``ipv4-line<N>-p<port>`` or
+        ``ipv4-line<N>-deny``."""
+        if self.line is not None:
+            return [f"ipv{self.family}-line{line}-" + (f"p{port}" if port >= 0 else "deny")
+                    for line, port in zip(self.line.tolist(), self.port.tolist())]
+        return [f"ipv{self.family}-{_address(self.family, int.from_bytes(row, 'big'))}"
+                for row in map(bytes, self.dst)]
+
+    def values(self, proto: str) -> dict[str, np.ndarray]:
+        """The header fields that differ between aims, per aim, as a stream's variants
+        write them."""
+        ports = {name: np.ascontiguousarray(values.astype(">u2").view(np.uint8).reshape(-1, 2))
+                 for name, values in (("sport", self.sport), ("dport", self.dport))}
+        return {f"ipv{self.family}.src": self.src, f"ipv{self.family}.dst": self.dst,
+                f"{proto}.sport": ports["sport"], f"{proto}.dport": ports["dport"]}
 
 
 _ACL_SEARCH = 2000         # boxes looked at per rule that earlier lines overlap, at most
@@ -280,7 +451,31 @@ class _AclRuleFile:
         dtype = np.int64 if family == 4 else object        # 128-bit bounds stay Python ints
         self.lo = np.array([lo for lo, _ in fields], dtype).T.reshape(len(rules), 4)
         self.hi = np.array([hi for _, hi in fields], dtype).T.reshape(len(rules), 4)
+        # a box is compared with many lines' bounds at once, every field in one numpy call:
+        # IPv4's int64 bounds as they are, IPv6's 128-bit ones as (high, low) uint64 words,
+        # (n, 4) each (numpy would compare the Python ints of the object arrays one by one)
+        self._words = None
+        if family == 6:
+            words = [[_address_words(6, side) for side in pair] for pair in fields]      # [field][side] -> (hi, lo)
+            self._words = [tuple(np.stack([words[f][side][half] for f in range(4)], axis=1) for half in (0, 1))
+                           for side in (0, 1)]
         self._targets: dict[str, list[AclTarget]] = {}
+
+    def _touch_cover(self, rows, box_lo: list[int], box_hi: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Which of the lines ``rows`` (indexes, or a slice) share a point of every field
+        with the box, and which contain it whole: every field compared at once."""
+        if self._words is None:
+            e_lo, e_hi = self.lo[rows], self.hi[rows]
+            b_lo, b_hi = np.array(box_lo, np.int64), np.array(box_hi, np.int64)
+            return ((e_lo <= b_hi) & (e_hi >= b_lo)).all(axis=1), ((e_lo <= b_lo) & (e_hi >= b_hi)).all(axis=1)
+        e_lo, e_hi = ((high[rows], low[rows]) for high, low in self._words)
+        b_lo, b_hi = ((np.array([v >> 64 for v in box], np.uint64), np.array([v & (2**64 - 1) for v in box], np.uint64))
+                      for box in (box_lo, box_hi))
+
+        def at_most(a, b):            # a <= b, each a (high words, low words) pair
+            return (a[0] < b[0]) | ((a[0] == b[0]) & (a[1] <= b[1]))
+        return ((at_most(e_lo, b_hi) & at_most(b_lo, e_hi)).all(axis=1),
+                (at_most(e_lo, b_lo) & at_most(b_hi, e_hi)).all(axis=1))
 
     def classify(self, proto: int, flows: list[tuple]) -> np.ndarray:
         """First matching rule (or -1) of each (src, dst, sport, dport) flow of ``proto``,
@@ -290,14 +485,6 @@ class _AclRuleFile:
         src, dst, sport, dport = zip(*flows)
         heads = _header_bytes(self.family, proto, src, dst, sport, dport)
         return self.table.classify(acl_keys(heads, np.arange(len(heads)), self.family))
-
-    def action(self, flow: Flow) -> int:
-        """``run``'s verdict on the flow: its output port, ``DENY`` or ``MISS``."""
-        key = (int(ipaddress.ip_address(flow.src)), int(ipaddress.ip_address(flow.dst)), flow.sport, flow.dport)
-        rule = int(self.classify(PROTOS[flow.proto], [key])[0])
-        if rule < 0:
-            return ACL_MISS
-        return int(self.rules.port[rule]) if self.rules.port[rule] >= 0 else ACL_DENY
 
     def _flow(self, proto: str, cell: tuple) -> Flow:
         src, dst, sport, dport = cell
@@ -332,6 +519,18 @@ class _AclRuleFile:
             for i in range(len(rules))]
         return self._targets[proto]
 
+    def aims(self, proto: str) -> Aims:
+        """The flows of :meth:`targets` as arrays, in line order (lines without one left out)."""
+        kept = [t for t in self.targets(proto) if t.flow is not None]
+        family = self.family
+
+        def addresses(name: str) -> np.ndarray:
+            values = [int(ipaddress.ip_address(getattr(t.flow, name))) for t in kept]
+            return _address_bytes(family, *_address_words(family, values))
+        return Aims(family, np.array([t.port for t in kept], np.int64), addresses("src"), addresses("dst"),
+                    np.array([t.flow.sport for t in kept], np.int64), np.array([t.flow.dport for t in kept], np.int64),
+                    line=np.array([int(t.line) for t in kept], np.int64))
+
     def _natural(self, i: int) -> tuple:
         """The first flow tried for rule i: prefix start + 1, port 9 (or the range's low end)."""
         return _box_flow(self.lo[i].tolist(), self.hi[i].tolist())
@@ -340,21 +539,13 @@ class _AclRuleFile:
         """A flow in rule i's box that no earlier line admitting ``proto`` matches, and
         whether the search was complete (None and complete: the rule is shadowed)."""
         lo, hi = self.lo, self.hi
-        overlap = admits[:i].copy()
-        for f in range(4):
-            overlap &= ((lo[:i, f] <= hi[i, f]) & (hi[:i, f] >= lo[i, f])).astype(bool)
-        earlier = np.flatnonzero(overlap)
+        earlier = np.flatnonzero(admits[:i] & self._touch_cover(slice(0, i), lo[i].tolist(), hi[i].tolist())[0])
         stack = [(lo[i].tolist(), hi[i].tolist(), earlier)]
         for _ in range(_ACL_SEARCH):
             if not stack:
                 return None, True
             box_lo, box_hi, others = stack.pop()
-            touch = np.ones(len(others), bool)
-            cover = np.ones(len(others), bool)
-            for f in range(4):
-                e_lo, e_hi = lo[others, f], hi[others, f]
-                touch &= ((e_lo <= box_hi[f]) & (e_hi >= box_lo[f])).astype(bool)
-                cover &= ((e_lo <= box_lo[f]) & (e_hi >= box_hi[f])).astype(bool)
+            touch, cover = self._touch_cover(others, box_lo, box_hi)
             if cover.any():
                 continue                                   # an earlier line takes this whole piece
             others = others[touch]
@@ -401,78 +592,38 @@ class Destinations:
         self._rule_files = {4: rule_ipv4, 6: rule_ipv6}
         self._tables: dict[int, _Table] = {}
         self._flows: dict[tuple[int, int], Flow] = {}
+        self._miss_blocks: dict[int, tuple[int, int] | None] = {}
+        self._grammars: dict[int, str | None] = {}
+        self._targets: dict[tuple[int, int], Aims] = {}
 
     def table(self, family: int) -> _Table:
         """Built on first use: an LPM table costs a 64 MB tbl24."""
         if family not in self._tables:
-            self._tables[family] = _Table(family, self._rule_files[family])
+            self._tables[family] = _Table(family, self._rule_files[family], self._grammar(family))
             other = 10 - family
             if self._rule_files[family] is None and self._rule_files[other] is not None \
-                    and _rule_grammar(self._rule_files[other]) == "acl":
+                    and self._grammar(other) == "acl":
                 self.warn(f"IPv{family} flows follow the default LPM/EM tables: no --rule_ipv{family} was given, "
                            f"and --lookup acl needs an ACL rule file for both families")
         return self._tables[family]
+
+    def _grammar(self, family: int) -> str | None:
+        """The grammar of the family's rule file (read once), or None without one."""
+        if family not in self._grammars:
+            path = self._rule_files[family]
+            self._grammars[family] = _rule_grammar(path) if path is not None else None
+        return self._grammars[family]
 
     def warn(self, note: str) -> None:
         if note not in self.warnings:
             self.warnings.append(note)
 
-    def _flows_from_acl(self, table: _Table, port_ok) -> list[tuple[int, Flow]]:
-        """Flows that R lines first-match, in file order."""
-        return [(t.port, t.flow) for t in table.acl.targets(self.proto)
-                if t.flow is not None and t.port >= 0 and port_ok(t.port)]
-
-    def _flows_from_em(self, table: _Table, port_ok) -> list[tuple[int, Flow]]:
-        wanted = PROTOS[self.proto]
-        flows = []
-        for rule in table.em_rules:
-            if not port_ok(rule.port):
-                continue
-            if rule.proto != wanted and table.lpm is None:
-                continue                 # an EM-only table: the protocol is part of the key
-            flows.append((rule.port, Flow(table.family, _address(table.family, rule.src),
-                                          _address(table.family, rule.dst), self.proto,
-                                          rule.src_port, rule.dst_port)))
-        return flows
-
-    def _flows_from_lpm(self, table: _Table, port_ok) -> list[tuple[int, Flow]]:
-        flows = []
-        bits = 32 if table.family == 4 else 128
-        for rule in table.lpm_rules:
-            if not port_ok(rule.port):
-                continue
-            host_bits = bits - rule.depth
-            # the prefix itself, its next and last address: a more specific route may take some
-            for host in (0, 1, (1 << host_bits) - 1, (1 << host_bits) // 2):
-                dst = rule.prefix | (host & ((1 << host_bits) - 1))
-                src = _address(table.family, rule.prefix | (1 & ((1 << host_bits) - 1)))
-                flow = Flow(table.family, src, _address(table.family, dst), self.proto)
-                if table.route_of(flow) == {rule.port}:
-                    flows.append((rule.port, flow))
-                    break
-        return flows
-
-    def _candidates(self, family: int, port_ok) -> list[tuple[int, Flow]]:
-        table = self.table(family)
-        if table.acl is not None:
-            found = self._flows_from_acl(table, port_ok)
-        elif table.em is not None:
-            found = self._flows_from_em(table, port_ok)
-        else:
-            found = self._flows_from_lpm(table, port_ok)
-        verified, seen = [], set()
-        for port, flow in found:
-            key = flow if table.acl is not None else flow.dst      # ACL: one flow per rule line
-            if table.route_of(flow) == {port} and key not in seen:
-                seen.add(key)
-                verified.append((port, flow))
-        return verified
-
     def flow(self, family: int, port: int) -> Flow:
         """A flow routed to ``port``; under the defaults l3fwd's EM flow ``port``."""
         if (family, port) not in self._flows:
-            flows = self._candidates(family, lambda p: p == port)
-            if not flows:
+            aims = self.table(family).aims(self.proto)
+            at = np.flatnonzero(aims.port == port)
+            if not len(at):
                 source = self.table(family).source
                 if self.table(family).acl is not None:
                     raise SimError(f"no IPv{family} {self.proto.upper()} flow routes to port {port} under {source}: "
@@ -481,21 +632,20 @@ class Destinations:
                 raise SimError(f"no IPv{family} {self.proto.upper()} destination routes to port {port} under "
                                f"{source}{hint}; give --rule_ipv{family}")
             self._note_em_protocol(family)
-            self._flows[family, port] = flows[0][1]
+            self._flows[family, port] = aims.flow(int(at[0]), self.proto)
         return self._flows[family, port]
 
-    def routes(self, family: int, ports: int) -> list[Flow]:
-        """One flow per route (or EM flow) to the ports 0..ports-1."""
-        self._note_em_protocol(family)
-        return [flow for _, flow in self._candidates(family, lambda p: p < ports)]
-
-    def targets(self, family: int, ports: int) -> list[tuple[str, Flow]]:
-        """The ``random`` pattern's aims, as (stream name, flow): one flow per route (or EM
-        flow) to the ports 0..ports-1; under an ACL rule file one per rule line, route and
-        deny lines alike, that the protocol can hit (the others are warned about)."""
+    def targets(self, family: int, ports: int) -> Aims:
+        """The ``random`` pattern's aims: one flow per route (or EM flow) to the ports
+        0..ports-1, one per destination; under an ACL rule file one per rule line, route
+        and deny lines alike, that the protocol can hit (the others are warned about)."""
         table = self.table(family)
         if table.acl is None:
-            return [(f"ipv{family}-{flow.dst}", flow) for flow in self.routes(family, ports)]
+            self._note_em_protocol(family)
+            if (family, ports) not in self._targets:
+                aims = table.aims(self.proto)
+                self._targets[family, ports] = aims.select(np.flatnonzero(aims.port < ports)).first_per_destination()
+            return self._targets[family, ports]
         found = table.acl.targets(self.proto)           # each flow checked against run's classifier
         proto = self.proto.upper()
         for why, text in (("proto", f"their proto/mask admits no {proto} ({PROTOS[self.proto]})"),
@@ -506,8 +656,7 @@ class Destinations:
                 shown = ", ".join(lines[:12]) + (", ..." if len(lines) > 12 else "")
                 self.warn(f"random: {len(lines)} of the {len(found)} rules of {table.source} get no traffic: "
                            f"{text} (line{'s' if len(lines) > 1 else ''} {shown})")
-        return [(f"ipv{family}-line{t.line}-" + (f"p{t.port}" if t.port >= 0 else "deny"), t.flow)
-                for t in found if t.flow is not None]
+        return table.aims(self.proto)
 
     def miss(self, family: int, in_port: int) -> tuple[Flow, FieldVar] | None:
         """A stream of destinations nothing routes (ACL: that no line matches), from a
@@ -562,7 +711,13 @@ class Destinations:
 
     def miss_block(self, family: int) -> tuple[int, int] | None:
         """(first address, size) of a block no route or flow covers, or None."""
+        if family not in self._miss_blocks:
+            self._miss_blocks[family] = self._find_miss_block(family)
+        return self._miss_blocks[family]
+
+    def _find_miss_block(self, family: int) -> tuple[int, int] | None:
         table = self.table(family)
+        flows = table.em_flows() if table.em is not None else None
         for block in _MISS_BLOCKS[family]:
             net = ipaddress.ip_network(block)
             first = int(net.network_address)
@@ -574,8 +729,11 @@ class Destinations:
                                                   for i in range(net.num_addresses)), np.uint8).reshape(-1, 16)
                 if (table.lpm.lookup_bulk(keys, -1) >= 0).any():
                     continue
-            if any(r.dst in range(first, first + net.num_addresses) for r in table.em_rules):
-                continue
+            if flows is not None:
+                hi, lo = (np.uint64(first >> 64), np.uint64(first & (2**64 - 1)))
+                dst_hi, dst_lo = flows.dst_words()          # a block is aligned: its low words do not wrap
+                if ((dst_hi == hi) & (dst_lo >= lo) & (dst_lo - lo < np.uint64(net.num_addresses))).any():
+                    continue
             return first, net.num_addresses
         return None
 
@@ -642,7 +800,11 @@ def pattern_traffic(opt: PatternOptions, seed: int, rate: float) -> Traffic:
 
 
 def _random_streams(dest: Destinations, p: int, opt: PatternOptions, size, rng) -> list[Stream]:
-    routed = [target for family in (4, 6) for target in dest.targets(family, opt.ports)]
+    """Per family, one stream whose variants are its aims (``Variants``: one template,
+    per aim its addresses and ports), then the misses. The packets are spread as they
+    would be over a stream per aim: the same multinomial draw over every aim in turn."""
+    routed = [aims for aims in (dest.targets(family, opt.ports) for family in (4, 6)) if len(aims)]
+    aimed = sum(map(len, routed))
     misses = []
     for family in (4, 6):
         miss = dest.miss(family, p)
@@ -652,13 +814,22 @@ def _random_streams(dest: Destinations, p: int, opt: PatternOptions, size, rng) 
             dest.warn(f"random: every IPv{family} test block {what} {table.source}; no IPv{family} misses")
             continue
         misses.append(miss)
-    if not routed and not misses:
+    if not aimed and not misses:
         raise SimError("random: no route to ports 0..%d and no unrouted block" % (opt.ports - 1))
-    weights = [(1 - MISS_SHARE) / len(routed) if misses else 1 / len(routed)] * len(routed) if routed else []
-    weights += [(MISS_SHARE if routed else 1.0) / len(misses)] * len(misses) if misses else []
-    counts = rng.multinomial(opt.count, weights)
-    streams = [_stream(name, f.layers(p), int(c), size) for (name, f), c in zip(routed, counts)]
-    for (flow, var), count in zip(misses, counts[len(routed):]):
+    weights = [np.full(aimed, (1 - MISS_SHARE) / aimed if misses else 1 / aimed)] if aimed else []
+    weights += [np.full(len(misses), (MISS_SHARE if aimed else 1.0) / len(misses))] if misses else []
+    counts = rng.multinomial(opt.count, np.concatenate(weights))
+    streams, at = [], 0
+    for aims in routed:
+        flow = aims.flow(0, dest.proto)
+        names = aims.names() if len(aims) <= _NAMED_AIMS else None
+        variants = Variants(counts[at:at + len(aims)].astype(np.int64), aims.values(dest.proto), names)
+        stream = _stream(f"ipv{flow.family}-" + ("lines" if aims.line is not None else "routes"), flow.layers(p),
+                         int(variants.counts.sum()), size)
+        stream.variants = variants
+        streams.append(stream)
+        at += len(aims)
+    for (flow, var), count in zip(misses, counts[at:]):
         stream = _stream(f"ipv{flow.family}-miss", flow.layers(p), int(count), size)
         stream.fields.append((f"ipv{flow.family}.dst", var))
         streams.append(stream)

@@ -71,9 +71,11 @@ class StreamRenderer:
             total = total + np.where(odd, self._payload[np.maximum(n - 1, 0)].astype(np.uint64) << np.uint64(8), 0)
         return total
 
-    def render(self, frame_len: np.ndarray, fields: dict[Slot, tuple[int, np.ndarray]]) -> np.ndarray:
+    def render(self, frame_len: np.ndarray, fields: dict[Slot, tuple[int, np.ndarray]],
+               raw: dict[Slot, np.ndarray] | None = None) -> np.ndarray:
         """Rows of ``max(width, longest frame if the headers pass 64 bytes)`` bytes, one per
-        packet. ``fields`` maps a slot to (minimum, uint64 offsets from it)."""
+        packet. ``fields`` maps a slot to (minimum, uint64 offsets from it); ``raw`` a
+        whole-byte slot to its bytes in each row ((n, width) uint8, network order)."""
         t = self.t
         n = len(frame_len)
         width = self.width
@@ -83,6 +85,8 @@ class StreamRenderer:
         rows[:] = self.frame[:width]
         for slot, (base, offsets) in fields.items():
             _write_field(rows, slot, base, offsets)
+        for slot, values in (raw or {}).items():
+            rows[:, slot.offset:slot.offset + slot.width] = values
         length = frame_len.astype(np.uint64)
         if t.fix and t.family == 4:
             _put16(rows, t.l3 + 2, length - np.uint64(t.l3))

@@ -42,6 +42,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from ..dataplane.ports import MAX_PORTS
 from ..errors import SimError
 from ..numbers import brief
@@ -67,13 +69,37 @@ _VARY_KEYS = ("field", "op", "min", "max", "step", "init")
 
 
 @dataclass
+class Variants:
+    """Many streams in one (``generate random``'s one flow per route, per EM flow or per
+    ACL line: up to millions): the same template, each variant with its own values of a
+    few header fields. Variant k sends ``counts[k]`` packets carrying ``values[f][k]`` in
+    field f; the port's order interleaves the variants exactly as it would streams of
+    their own, so rendering them as one changes no byte. They have no field variables;
+    sizes come from the port (patterns) or are drawn for the stream as a whole."""
+    counts: np.ndarray                    # int64 (K,) packets per variant
+    values: dict[str, np.ndarray]         # field ("ipv4.dst", "udp.sport") -> (K, width) uint8, network order
+    names: list[str] | None = None        # per variant, for the summary; None: counted under the stream's name
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+
+@dataclass
 class Stream:
-    """One stream on one port: a template, how many packets, their sizes and varying fields."""
+    """One stream on one port: a template, how many packets, their sizes and varying
+    fields, or with ``variants`` many streams that share the template."""
     name: str
     template: Template
     count: int
     size: SizeSpec
     fields: list[tuple[str, FieldVar]] = field(default_factory=list)
+    variants: Variants | None = None
+
+    def packets_by_name(self) -> list[tuple[str, int]]:
+        """(name, packets) for the summary: the stream's, or each named variant's."""
+        if self.variants is None or self.variants.names is None:
+            return [(self.name, self.count)]
+        return list(zip(self.variants.names, self.variants.counts.tolist()))
 
 
 @dataclass

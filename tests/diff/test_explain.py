@@ -192,6 +192,64 @@ def test_only_the_differences_described_are_explained(tmp_path):
     assert "traces" not in report and all("trace" not in d for d in report["differences"])
 
 
+def test_every_difference_is_grouped_by_its_cause(tmp_path):
+    """Not only the differences described: B drops input 0/2 (a missing record), sends
+    0/5 to port 0 (a missing and an extra record: two differences, one packet) and
+    rewrites 2/1 (the same decision, other bytes); --max-diffs 0 describes none, yet
+    each is counted under its cause, with both decisions; no stats.json: no path
+    difference, and the runs are not known."""
+    fake_run(tmp_path / "a")
+    fake_run(tmp_path / "b", {(0, 2): ("drop", "rfc1812_invalid"), (0, 5): ("send", 0),
+                              (2, 1): ("rewrite", udp4(101, ttl=9))})
+    code, report = report_json(tmp_path / "a", tmp_path / "b", "--explain", "--max-diffs", "0")
+    assert code == 1 and report["differences"] == []
+    rule = lambda n: f"lpm4 routes/lpm_default_v4.cfg:{n}"    # noqa: E731  (fake_run's rule: line 10 + index)
+    got = [(g["differences"], g["packets"], g["cause"], g["path_difference"], g["a"]["decision"], g["b"]["decision"])
+           for g in report["causes"]["groups"]]
+    assert got == [(2, 1, "another port", None, rule(15) + " → port 1", rule(15) + " → port 0"),
+                   (1, 1, "rfc1812_invalid in B", None, rule(12) + " → port 1", "dropped: rfc1812_invalid"),
+                   (1, 1, "the same decision", None, rule(11) + " → port 3", rule(11) + " → port 3")]
+    assert report["causes"]["differences"] == 4 and report["causes"]["runs"] == {"a": None, "b": None}
+    assert report["causes"]["path_differences"] == {}
+    text = run_cli("compare", tmp_path / "a", tmp_path / "b", "--explain", "--max-diffs", "0").output.splitlines()
+    at = text.index("differences by cause (all 4): what each run did with the input packet, from its trace")
+    assert text[at + 1] == (f"  2 × another port          A: {rule(15)} → port 1  B: {rule(15)} → port 0"
+                            "  (1 input packet)")
+    assert text[at + 2].startswith("  1 × rfc1812_invalid in B  A: ")
+    assert text[at + 4] == ("runs: A (no stats.json beside its trace: pipeline not known), "
+                            "B (no stats.json beside its trace: pipeline not known)")
+    # a described difference names its cause too
+    code, report = report_json(tmp_path / "a", tmp_path / "b", "--explain")
+    assert [(d["port"], d["kind"], d["trace"]["cause"]["cause"]) for d in report["differences"]] == [
+        (0, "extra", "another port"), (1, "missing", "rfc1812_invalid in B"), (1, "missing", "another port"),
+        (3, "modified", "the same decision")]
+    assert all(d["trace"]["cause"] == d["trace"]["inputs"][0]["cause"] for d in report["differences"])
+
+
+def test_cause_text_from_the_trace_stays_one_line(tmp_path):
+    """A rule file's name with a newline (as the trace escapes it) is escaped in the
+    causes' text, as in --write's comments."""
+    fake_run(tmp_path / "a")
+    fake_run(tmp_path / "b", {(0, 5): ("send", 0)})
+    path = tmp_path / "b" / "trace.jsonl"
+    path.write_text(path.read_text().replace("routes/lpm_default_v4.cfg", "v\\n4\\u202e.cfg"))
+    text = run_cli("compare", tmp_path / "a", tmp_path / "b", "--explain").output
+    (line,) = [line for line in text.splitlines() if line.startswith("  2 × ")]
+    assert "B: lpm4 v\\n4\\u202e.cfg:15 → port 0" in line
+    assert "  cause: lpm4: another rule — A: lpm4 routes/lpm_default_v4.cfg:15 → port 1; " \
+           "B: lpm4 v\\n4\\u202e.cfg:15 → port 0" in text.splitlines()
+
+
+def test_the_text_lists_the_first_causes(tmp_path, monkeypatch):
+    fake_run(tmp_path / "a")
+    fake_run(tmp_path / "b", {(0, 2): ("drop", "rfc1812_invalid"), (0, 5): ("send", 0),
+                              (2, 1): ("rewrite", udp4(101, ttl=9))})
+    monkeypatch.setattr(explain, "CAUSE_LINES", 1)
+    text = run_cli("compare", tmp_path / "a", tmp_path / "b", "--explain", "--max-diffs", "0").output
+    assert "  ... 2 more causes, 2 differences (--json lists them all)" in text
+    assert "2 × another port" in text and "the same decision" not in text
+
+
 def test_packets_not_traced(tmp_path):
     """--trace N: a record whose packet is not in the trace, and an input packet the
     other run did not trace, are said to be not traced."""
@@ -207,8 +265,13 @@ def test_packets_not_traced(tmp_path):
     assert report["traces"]["b"]["lines"] == 9
     fake_run(tmp_path / "a2", traced=0)
     code, report = report_json(tmp_path / "a2", tmp_path / "b", "--explain")
+    nothing = {"drop": None, "table": None, "rule": None, "sent": None}
     assert report["differences"][0]["trace"] == {
-        "records": [{"side": "A", "port": 1, "index": 2, "input": None}], "inputs": []}
+        "records": [{"side": "A", "port": 1, "index": 2, "input": None}], "inputs": [],
+        "cause": {"cause": "not traced in A", "path_difference": None,
+                  "a": {"decision": "not traced", "traced": False, **nothing},
+                  "b": {"decision": "input packet not known", "traced": None, **nothing}}}
+    assert report["causes"]["groups"][0]["cause"] == "not traced in A"
     text = run_cli("compare", tmp_path / "a", tmp_path / "b", "--explain").output
     assert (f"    B  not in {tmp_path / 'b' / 'trace.jsonl'} (not traced: that trace holds 9 packets; "
             "run B with --trace all to trace every packet)") in text

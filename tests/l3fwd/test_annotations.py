@@ -15,6 +15,9 @@ import pytest
 from forwarding import run_cli
 from frames import mixed_frames, write_pcap
 from rule_files import random_routes, write_acl_rules, write_rules
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import ARP, Ether
+from scapy.packet import Raw
 from scapy.utils import rdpcap
 from tshark import fields, needs_tshark
 
@@ -23,6 +26,7 @@ from l3fwd_sim import compiled
 pytestmark = needs_tshark
 
 RECEIVED = re.compile(r"rx port (\d+)(?: queue \d+)? #(\d+)")
+NO_HOP = re.compile(r" · (?:[a-z]+[46] miss|no lookup) · ")
 RSS_CONFIG = "(0,0,0),(0,1,1),(1,0,0),(1,1,1)"
 
 CASES = [   # lookup, pipeline, more options, kernels
@@ -88,6 +92,10 @@ def _check_annotated(tmp_path, lookup, pipeline, more):
             tx_port = int(path.name[4:].split(".")[0])
             for comment, (frame, _) in zip(comments, _frames(path)):
                 rx_port, index = map(int, RECEIVED.match(comment).groups())
+                # a next hop is the TX port; without one (a miss, no lookup) l3fwd sent it back
+                back = tx_port == rx_port and NO_HOP.search(comment)
+                where = f" · sent back to port {rx_port}" if back else f" · next hop {tx_port}"
+                assert comment.endswith(where), comment
                 # the packet named: l3fwd edits MACs, TTL/hop limit and checksum only (bytes < 26)
                 assert len(frame) == len(frames[rx_port][index]) and frame[26:] == frames[rx_port][index][26:]
                 seen[rx_port, index] += 1
@@ -128,6 +136,23 @@ def test_wireshark_filters_by_rule(tmp_path):
                 for path in (tmp_path / "out").glob("port*.pcapng"))
     assert rule["packets"] > 0 and found == sum(r["packets"] for r in stats["rules"]
                                                 if r["table"] == "lpm4" and r["line"] == rule["line"])
+
+
+def test_a_packet_without_a_next_hop_says_where_l3fwd_sent_it(tmp_path):
+    """A miss, and a non-IP frame the multi path does not look up, are sent back out of
+    their input port: the comment says so, and names no next hop (they have none)."""
+    indir = tmp_path / "in"
+    indir.mkdir()
+    eth = Ether(dst="02:00:00:00:00:02", src="02:00:00:00:00:09")
+    miss = bytes(eth / IP(dst="192.0.2.1") / UDP() / Raw(bytes(8)))
+    routed = bytes(eth / IP(dst="198.18.1.1") / UDP() / Raw(bytes(8)))
+    arp = bytes(Ether(dst="ff:ff:ff:ff:ff:ff", src="02:00:00:00:00:09") / ARP())
+    write_pcap(indir / "port2.pcap", [miss, arp, routed])
+    assert run_cli("run", indir, "-p", "0x7", "-o", tmp_path / "out", "--annotate", "--quiet").exit_code == 0
+    assert [row[0] for row in fields(tmp_path / "out" / "port2.pcapng", "frame.comment")] == [
+        "rx port 2 #0 · lpm4 miss · sent back to port 2", "rx port 2 #1 · no lookup · sent back to port 2"]
+    assert [row[0] for row in fields(tmp_path / "out" / "port1.pcapng", "frame.comment")] == [
+        "rx port 2 #2 · lpm4 routes/lpm_default_v4.cfg:4 · next hop 1"]
 
 
 def test_testpmd_drops(tmp_path):

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from oracle import l3fwd_oracle
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
-from scapy.layers.l2 import ARP, Ether
+from scapy.layers.l2 import ARP, Dot1Q, Ether
 from scapy.packet import Raw
 from twins import KERNELS, needs_twins
 
@@ -29,7 +29,7 @@ from l3fwd_sim.errors import SimError
 from l3fwd_sim.l3fwd import ptype
 from l3fwd_sim.l3fwd.keys import key_text
 from l3fwd_sim.l3fwd.pipelines import DROP_REASONS
-from l3fwd_sim.l3fwd.trace import TABLES, _detail, describe, drop_details, key_block
+from l3fwd_sim.l3fwd.trace import MISS_DETAIL, TABLES, _detail, _sent_detail, describe, details, key_block
 
 PORTMASK = 0x7                       # port 3 exists in the rule files but is not enabled
 
@@ -245,6 +245,12 @@ def test_every_packet_traced_once_and_tx_index_points_at_its_output(tmp_path, sc
             sent = outputs[line["tx_port"]][line["tx_index"]]
             assert _same_packet(sent, frame), line
             referenced.add((line["tx_port"], line["tx_index"]))
+            # without a next hop (a miss, no lookup) sent back, and the detail says why; else none
+            if line["next_hop"] is None:
+                assert line["tx_port"] == line["rx_port"] and line["detail"].endswith(": sent back out of the "
+                                                                                      "input port"), line
+            else:
+                assert line["detail"] is None, line
         else:
             assert line["tx_port"] is None and line["tx_index"] is None and line["detail"], line
     assert referenced == {(port, i) for port, frames in outputs.items() for i in range(len(frames))}
@@ -314,7 +320,7 @@ def test_tracing_changes_no_output(tmp_path):
 
 
 def _ipv4(**fields) -> bytes:
-    return bytes(_ETH() / IP(dst="198.18.1.1", **fields) / UDP() / Raw(bytes(10)))
+    return bytes(_ETH() / IP(**{"dst": "198.18.1.1", **fields}) / UDP() / Raw(bytes(10)))
 
 
 DETAILS = [
@@ -341,6 +347,38 @@ def test_drop_detail_says_what_failed(tmp_path, lookup, pipeline, frame, reason,
     assert (line["drop"], line["detail"], line["tx_port"], line["tx_index"]) == (reason, detail, None, None)
     assert line_before["drop"] is line_after["drop"] is None
     assert line_after["tx_index"] == line_before["tx_index"] + 1
+
+
+_BACK = ": sent back out of the input port"
+SENT_DETAILS = [
+    ("lpm", "multi", bytes(_ETH() / ARP()), "EtherType 0x0806 is neither IPv4 nor IPv6" + _BACK),
+    ("lpm", "multi", bytes(_ETH() / Dot1Q(vlan=5) / IP(dst="198.18.1.1") / UDP()),
+     "EtherType 0x8100 is neither IPv4 nor IPv6" + _BACK),
+    ("em", "multi", bytes(_ETH() / ARP()), "EtherType 0x0806 is neither IPv4 nor IPv6" + _BACK),
+    ("lpm", "multi", _ipv4(dst="192.0.2.1"), MISS_DETAIL),
+    ("lpm", "simple", _ipv4(dst="192.0.2.1"), MISS_DETAIL),
+    ("fib", "multi", bytes(_ETH() / IPv6(dst="2001:db8::1") / UDP() / Raw(bytes(10))), MISS_DETAIL),
+    ("em", "simple", _ipv4(dst="192.0.2.1"), MISS_DETAIL),
+    ("em", "multi", bytes(_ETH() / IP(dst="198.18.1.1", proto=1) / Raw(bytes(20))),
+     "protocol 1 is not TCP or UDP" + _BACK),
+    ("em", "multi", bytes(_ETH() / IP(dst="198.18.1.1", options=b"\x01\x01\x01\x00") / UDP()),
+     "IPv4 options (IHL 6)" + _BACK),
+    ("em", "multi", bytes(_ETH() / IPv6(dst="2001:db8::1", nh=0) / Raw(bytes(30))),
+     "next header 0 is not TCP or UDP" + _BACK),
+    ("lpm", "multi", _ipv4(), None),                           # routed: to its next hop, no detail
+    ("lpm", "simple", _ipv4(), None),
+]
+
+
+@pytest.mark.parametrize("lookup, pipeline, frame, detail", SENT_DETAILS)
+def test_sent_back_detail_says_why(tmp_path, lookup, pipeline, frame, detail):
+    """A packet sent back out of its input port without a next hop — a miss, or a
+    packet the path does not look up (the multi path's non-IP frames, em's non-TCP/UDP)
+    — has a detail saying so; one sent to its next hop has none."""
+    (line,), _, outputs, _ = _traced(tmp_path, {0: [frame]}, lookup=lookup, pipeline=pipeline)
+    assert line["drop"] is None and line["detail"] == detail, line
+    assert (line["tx_port"] == 0 and line["next_hop"] is None) == (detail is not None), line
+    assert len(outputs[line["tx_port"]]) == 1
 
 
 # ------------------------------------------------------------------ the compiled twins of the texts
@@ -396,13 +434,16 @@ def test_key_texts_are_key_text_of_each_table(keyed):
 
 @st.composite
 def dropped_records(draw):
-    """Trace records of every reason (0: sent) with the fields a drop detail reads drawn
-    from a few values each (so that cases repeat)."""
+    """Trace records of every reason (0: sent: to a next hop, after a miss, or without a
+    lookup) with the fields a detail reads drawn from a few values each (so that cases
+    repeat)."""
     n = draw(st.integers(1, 40))
     records = np.zeros(n, TraceRecord)
     few = lambda *values: st.sampled_from(values) | st.integers(0, 255)     # noqa: E731
     for record in records:
         record["reason"] = draw(st.integers(0, len(REASONS)))
+        record["table"] = draw(st.integers(0, len(TABLES)))
+        record["rule"] = draw(st.sampled_from([-1, 3, 12]))
         record["caplen"] = draw(st.sampled_from([14, 30, 60, 64, 2100]) | st.integers(0, 10000))
         head = np.zeros(SNAPSHOT_TO, np.uint8)
         head[12:14] = draw(st.sampled_from([(8, 0), (0x86, 0xDD), (8, 6)]) | st.tuples(st.integers(0, 255),
@@ -416,20 +457,26 @@ def dropped_records(draw):
 @needs_twins
 @settings(max_examples=200, deadline=None)
 @given(dropped_records(), st.sampled_from(["lpm", "fib", "em", "acl"]))
-def test_drop_details_are_each_records_own(records, lookup):
+def test_details_are_each_records_own(records, lookup):
     """Each record's detail (written once per distinct case) is the one ``_detail`` gives
-    for that record alone; none for a sent packet."""
+    for that record alone, a drop's; a packet sent back without a next hop says why (a
+    miss, or not looked up: ``_sent_detail``); none for a packet sent to its next hop."""
     want = []
     for record in records:
         head = np.zeros((1, SNAPSHOT_TO), np.uint8)
         head[0, SNAPSHOT_FROM:] = record["head"]
         h = head[0].tolist()
-        want.append(None if record["reason"] == 0 else _detail(
-            REASONS[record["reason"] - 1], int(record["caplen"]), int(ptype.needed_bytes(lookup, head)[0]),
-            h[12] << 8 | h[13], h[14], h[16] << 8 | h[17], h[23], h[20]))
+        fields = (h[12] << 8 | h[13], h[14], h[16] << 8 | h[17], h[23], h[20])
+        if record["reason"]:
+            want.append(_detail(REASONS[record["reason"] - 1], int(record["caplen"]),
+                                int(ptype.needed_bytes(lookup, head)[0]), *fields))
+        elif record["table"] == 0:
+            want.append(_sent_detail(*fields))
+        else:
+            want.append(MISS_DETAIL if record["rule"] < 0 else None)
     for choice in KERNELS:
         with compiled.using(choice):
-            texts, codes = drop_details(records, lookup, REASONS)
+            texts, codes = details(records, lookup, REASONS)
         assert [None if code == 0 else texts[code - 1] for code in codes.tolist()] == want, choice
         assert sorted(set(codes.tolist()) - {0}) == list(range(1, len(texts) + 1)), choice    # each text used
 
