@@ -100,6 +100,13 @@ def test_c_reference_measured_side_by_side(result):
     assert "run lpm --jobs 2" in table and table.count("x the throughput of one lcore") == \
         sum(len(w["variants"]) - 1 for w in reference["workloads"]) - 1
     assert "run --annotate" in table and "x the throughput of pcapng inputs" in table
+    # issue 48's goals, beside their rows, judged on the median ratio
+    goals = {(w["workload"], v["variant"]): v for w in reference["workloads"] for v in w["variants"] if "goal" in v}
+    assert set(goals) == set(c_reference.GOALS)
+    for key, variant in goals.items():
+        ratio, bound = c_reference.GOALS[key]
+        assert variant["goal"] == {"ratio": ratio, "at_least": bound, "met": variant[ratio]["median"] >= bound}
+    assert table.count("; goal >= ") == len(c_reference.GOALS)
 
 
 @needs_cc

@@ -74,6 +74,13 @@ FEATURES = {"4 lcores x 2 RSS queues": Feature(("--config", LCORES)),
             PCAPNG: Feature((), inputs="pcapng"), "--annotate": Feature(("--annotate",), inputs="pcapng", versus=PCAPNG),
             "--app graph": Feature(("--app", "graph"))}       # dpdk-l3fwd-graph on the same traffic (docs/graph.md)
 FEATURE_WORKLOAD = "generate random"
+# issue 48's goals, each a bound on a row's ratio (ratio_to_c, or ratio_to_versus: its throughput over the run it is
+# measured against): (workload, variant) -> (which ratio, at least); --trace all at most 2x the time is 0.5x the throughput
+GOALS = {(FEATURE_WORKLOAD, ONE_LCORE): ("ratio_to_c", 0.8),
+         (FEATURE_WORKLOAD, "4 lcores x 2 RSS queues"): ("ratio_to_versus", 0.8),
+         (FEATURE_WORKLOAD, "4 lcores, --jobs 2"): ("ratio_to_versus", 1.3),
+         ("64 B CONT-BURST", "lpm --jobs 2"): ("ratio_to_versus", 1.3),
+         (FEATURE_WORKLOAD, "--trace all"): ("ratio_to_versus", 0.5)}
 
 
 def build(directory: Path) -> tuple[Path | None, str]:
@@ -212,6 +219,10 @@ def _entry(label: str, packets: int, input_bytes: int, seconds: dict, variants: 
                                   "ratio_to_c": _summary(c / net[name]),
                                   "inputs": feature.inputs, "versus": feature.versus,
                                   "ratio_to_versus": _summary(net[feature.versus] / net[name])})
+        if (goal := GOALS.get((label, name))) is not None:
+            ratio, bound = goal
+            entry["variants"][-1]["goal"] = {"ratio": ratio, "at_least": bound,
+                                             "met": entry["variants"][-1][ratio]["median"] >= bound}
     return entry
 
 
@@ -232,5 +243,9 @@ def format_workload(entry: dict) -> list[str]:
             share, versus = variant["ratio_to_versus"], variant["versus"]
             line += (f"; {share['median']:.2f}x the throughput of {'one lcore' if versus == ONE_LCORE else versus} "
                      f"({share['min']:.2f}-{share['max']:.2f}), {1 / share['median']:.2f}x its time")
+        if "goal" in variant:
+            goal = variant["goal"]
+            line += (f"; goal >= {goal['at_least']:.1f}x {'C' if goal['ratio'] == 'ratio_to_c' else 'its reference'}:"
+                     f" {'met' if goal['met'] else 'NOT met'}")
         lines.append(line)
     return lines
