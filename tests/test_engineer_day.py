@@ -55,6 +55,13 @@ def test_lookup_hits_answers_for_the_runs_portmask(tmp_path):
     assert "the run used portmask 0xf, these answers are for -p 0xff" in other.stderr
 
 
+def test_a_route_table_given_as_a_rule_file_points_to_rules_import(tmp_path):
+    """`ip route` output fed as a rule file: the one line names the way in."""
+    table = REPO / "tests" / "data" / "rules_import" / "iproute.txt"
+    assert_refused(invoke("run", PCAPS, "-o", tmp_path / "out", "--rule_ipv4", table, "--rule_ipv6", table),
+                   f"{table}:1: rule lines must start with 'R'", "l3fwd-sim rules import")
+
+
 def test_one_capture_is_port_0s_and_a_directory_says_what_it_skips(tmp_path):
     result = invoke("run", PCAPS / "port2.pcap", "-o", tmp_path / "one", "--quiet")
     assert result.exit_code == 0, result.output

@@ -134,7 +134,8 @@ def _rule_lines(path: Path, nfields: int, usage: str):
         if line.startswith("#") or not line.strip(_C_SPACE):
             continue
         if not line.startswith("R"):
-            raise SimError(f"{where}: rule lines must start with 'R' in column 0 (got {line.strip()[:40]!r})")
+            raise SimError(f"{where}: rule lines must start with 'R' in column 0 (got {line.strip()[:40]!r}); a route "
+                           "table (ip route, FRR, BIRD, MRT)? `l3fwd-sim rules import` turns it into rule files")
         tokens = _fields(line[1:], where)
         if len(tokens) < nfields:
             raise SimError(f"{where}: missing fields, expected {usage}")
