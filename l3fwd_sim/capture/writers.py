@@ -124,7 +124,7 @@ class PortOutputs(Committable):
             cap = caplen[start:end]
             if self._pcapng:
                 part = slice(start, end)
-                tails = _tails(batch, cap, offsets[part], block_id[part]) if long else None
+                tails = frame_tails(batch, cap, offsets[part], block_id[part]) if long else None
                 writer.write_rows(sorted_rows[part], cap, at.get(port), None if high is None else high[part], tails)
             elif in_place is None:
                 writer.write_rows(sorted_rows[start:end], cap, at.get(port))
@@ -241,7 +241,7 @@ def _refuse_late(batch: PacketBatch, sent: np.ndarray, high: np.ndarray) -> None
                    "use --output-format pcapng")
 
 
-def _tails(batch: PacketBatch, caplen: np.ndarray, offsets: np.ndarray, block_id: np.ndarray) -> list[memoryview]:
+def frame_tails(batch: PacketBatch, caplen: np.ndarray, offsets: np.ndarray, block_id: np.ndarray) -> list[memoryview]:
     """The bytes past HEAD_BYTES of each frame longer than that, in order, in the
     sources' buffers."""
     views = [memoryview(source.block) for source in batch.sources]

@@ -208,8 +208,10 @@ class RunStats:
 
 
 def rules_summary(rules: list[dict]) -> str:
-    """``rules: 812 of 1,000 lines never hit (lpm4 812/900, lpm6 0/100)``: installed lines
-    that decided no packet, of all installed lines, per table."""
+    """``rules: 812 of 1,000 installed lines never hit (lpm4 812/900, lpm6 0/100); 24 lines
+    not installed``: installed lines that decided no packet, of all installed lines, per
+    table (tables in file order); lines not installed (a route to a port outside the
+    portmask, EM's other family) counted apart. ``run``'s last line and ``rules hits``'."""
     tables: dict[str, list[int]] = {}
     for rule in rules:
         if rule["installed"]:

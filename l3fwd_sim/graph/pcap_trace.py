@@ -25,6 +25,8 @@ import numpy as np
 from ..capture.atomic import AtomicFile
 from ..errors import SimError
 from ..capture.pcapng_writer import interface_block, packet_block, section_header
+from ..capture.records import HEAD_BYTES
+from ..capture.writers import frame_tails
 from .walk import BURST_SIZE
 
 NOT_WRAPPED = ("ip4_lookup",)
@@ -66,14 +68,14 @@ class PcapTrace:
                            "RX queue per lcore")
         batch, comment = self.batch, f"{graph.name}: {node}"
         rows = objs[:due]
-        offsets = batch.source_offsets(rows)
-        for row, offset, source in zip(rows.tolist(), offsets.tolist(), batch.source_id[rows].tolist()):
-            caplen = int(batch.caplen[row])
-            head = batch.heads[row, :min(caplen, batch.heads.shape[1])].tobytes()
-            tail = batch.sources[source].block[offset + len(head):offset + caplen].tobytes()
+        caplen = batch.caplen[rows]
+        tails = iter(frame_tails(batch, caplen, batch.source_offsets(rows), batch.source_id[rows]))
+        for row, length, source in zip(rows.tolist(), caplen.tolist(), batch.source_id[rows].tolist()):
+            frame = batch.heads[row, :min(length, HEAD_BYTES)].tobytes() + (bytes(next(tails))
+                                                                          if length > HEAD_BYTES else b"")
             seconds, fraction = batch.rows[row, :8].view("<u4").tolist()
             ticks = seconds * 10**9 + fraction * (1 if batch.sources[source].nanosecond else 1000)
-            self.blocks.append(packet_block(int(batch.in_port[row]), ticks, caplen, head + tail, comment))
+            self.blocks.append(packet_block(int(batch.in_port[row]), ticks, length, frame, comment))
         self.captured[graph.name] = done + due
 
     def close(self) -> None:

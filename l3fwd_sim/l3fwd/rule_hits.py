@@ -29,6 +29,7 @@ import json
 import re
 from pathlib import Path
 
+from ..dataplane.stats import rules_summary
 from ..errors import SimError
 from .keys import TABLES
 from .routing import DEFAULT_ROUTES
@@ -148,18 +149,7 @@ def summarize(entries: list[dict]) -> dict:
     never_hit = sum(t["never_hit"] for t in tables.values())
     summary = {"installed": installed, "never_hit": never_hit, "not_installed": len(entries) - installed,
                "tables": tables}
-    return {**summary, "text": _summary_text(summary)}
-
-
-def _summary_text(summary: dict) -> str:
-    """``rules: 812 of 1,000 installed lines never hit (lpm4 812/900, lpm6 0/100)``, and
-    ``; N lines not installed`` when there are such lines."""
-    per_table = ", ".join(f"{name} {t['never_hit']:,}/{t['installed']:,}"
-                          for name, t in summary["tables"].items() if t["installed"])
-    text = f"rules: {summary['never_hit']:,} of {summary['installed']:,} installed lines never hit"
-    text += f" ({per_table})" if per_table else ""
-    missing = summary["not_installed"]
-    return text + (f"; {missing:,} line{'s' * (missing != 1)} not installed" if missing else "")
+    return {**summary, "text": rules_summary(entries)}
 
 
 def rule_hits(out: Path, top: int | None = None, never_hit: bool = False) -> dict:
