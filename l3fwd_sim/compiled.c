@@ -1394,24 +1394,28 @@ fail:
     return NULL;
 }
 
-/* merge_queues(files, positions, pcapng, out, source) -> (records, bytes, bad queue or -1):
- * positions[f] (int64, moved on) is where what is left of files[f] starts */
+/* merge_queues(queues, positions, open, pcapng, out, source) -> (records, bytes, bad queue or -1):
+ * positions[f] (int64, moved on) is where what is left of queues[f] starts; open[f] (uint8):
+ * queue f may still grow */
 static PyObject *py_merge_queues(PyObject *self, PyObject *args)
 {
-    PyObject *files_o, *positions_o, *out_o, *source_o;
+    PyObject *files_o, *positions_o, *open_o, *out_o, *source_o;
     int pcapng;
-    if (!PyArg_ParseTuple(args, "O!OpOO", &PyList_Type, &files_o, &positions_o, &pcapng, &out_o, &source_o))
+    if (!PyArg_ParseTuple(args, "O!OOpOO", &PyList_Type, &files_o, &positions_o, &open_o, &pcapng, &out_o, &source_o))
         return NULL;
     struct views v = {.n = 0};
     struct queue_file q[MAX_TX_QUEUES];
-    Py_ssize_t k = PyList_GET_SIZE(files_o), npos, capacity, room;
+    Py_ssize_t k = PyList_GET_SIZE(files_o), npos, nopen, capacity, room;
     int64_t *positions;
+    const uint8_t *open;
     uint8_t *out, *source;
     const struct array_arg a[] = {VEC_ARG("positions", 1, 8, &positions, &npos, -1),
+                                  VEC_ARG("open", 0, 1, &open, &nopen, -1),
                                   VEC_ARG("out", 1, 1, &out, &capacity, -1), VEC_ARG("source", 1, 1, &source, &room, -1)};
-    if (!take_arrays(&v, (PyObject *[]){positions_o, out_o, source_o}, a, ARGS(a)) || !check_length(npos, k, "positions"))
+    if (!take_arrays(&v, (PyObject *[]){positions_o, open_o, out_o, source_o}, a, ARGS(a))
+            || !check_length(npos, k, "positions") || !check_length(nopen, k, "open"))
         goto fail;
-    if (k > MAX_TX_QUEUES || k > MAX_VIEWS - 3) {
+    if (k > MAX_TX_QUEUES || k > MAX_VIEWS - 4) {
         PyErr_SetString(PyExc_ValueError, "merge_queues: too many queues");
         goto fail;
     }
@@ -1421,6 +1425,7 @@ static PyObject *py_merge_queues(PyObject *self, PyObject *args)
             goto fail;
         q[f].size = size;
         q[f].pos = positions[f];
+        q[f].open = open[f] != 0;
         if (q[f].pos < 0 || q[f].pos > size) {
             PyErr_SetString(PyExc_ValueError, "merge_queues: a position outside its file");
             goto fail;

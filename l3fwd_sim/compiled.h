@@ -60,9 +60,10 @@ int64_t port_bytes(const struct packets *p, const int64_t *dest, int64_t ports, 
 void scatter_records(const struct packets *p, const int64_t *dest, int64_t ports, const struct record_format *f,
                      const int64_t *bytes, int64_t *start, uint8_t *out);
 #define MAX_TX_QUEUES 255            /* merge_queues: a record's queue is one byte */
-struct queue_file {                 /* what is left of one TX-queue file: data[pos, size) */
+struct queue_file {                 /* what is left of one TX queue's records: data[pos, size) */
     const uint8_t *data;
     int64_t size, pos;
+    int open;                       /* its lcore may still send: once it is empty, the merge waits for it */
 };
 int64_t merge_queues(struct queue_file *q, int64_t k, int pcapng, uint8_t *out, int64_t capacity,
                      uint8_t *source, int64_t room, int64_t *used, int64_t *bad);

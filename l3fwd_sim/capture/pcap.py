@@ -446,13 +446,16 @@ def _write_at(fd: int, parts: list, at: int) -> None:
 class CaptureWriter(Committable):
     """What every output writer shares: one file written atomically (temp file, renamed
     on commit) that starts with ``header`` (``header_bytes`` long), records appended
-    or written at reserved offsets (``--jobs``), and the count of ``packets``."""
+    or written at reserved offsets (``--jobs``), and the count of ``packets``. With a
+    ``sink`` (a TX queue's records waiting for the merge, ``merge.QueueRecords``), the
+    records are appended there instead and no file is made."""
 
-    def __init__(self, path: str | os.PathLike, header: bytes):
+    def __init__(self, path: str | os.PathLike, header: bytes, sink=None):
         self.path = Path(path)
-        self._out = AtomicFile(path)
-        self._file = self._out.file
-        self._file.write(header)
+        self._out = AtomicFile(path) if sink is None else None
+        self._file = self._out.file if sink is None else sink
+        if sink is None:
+            self._file.write(header)
         self.header_bytes = len(header)
         self.packets = 0
 
@@ -486,18 +489,20 @@ class CaptureWriter(Committable):
         self._file.flush()
 
     def commit(self) -> None:
-        self._out.commit()
+        if self._out is not None:
+            self._out.commit()
 
     def abort(self) -> None:
-        self._out.abort()
+        if self._out is not None:
+            self._out.abort()
 
 
 class PcapWriter(CaptureWriter):
     """Writes one classic pcap (Ethernet) atomically: temp file, then rename on commit."""
 
-    def __init__(self, path: str | os.PathLike, nanosecond: bool = False):
+    def __init__(self, path: str | os.PathLike, nanosecond: bool = False, sink=None):
         magic = 0xA1B23C4D if nanosecond else 0xA1B2C3D4
-        super().__init__(path, struct.pack("<IHHiIII", magic, 2, 4, 0, 0, MAX_CAPLEN, LINKTYPE_ETHERNET))
+        super().__init__(path, struct.pack("<IHHiIII", magic, 2, 4, 0, 0, MAX_CAPLEN, LINKTYPE_ETHERNET), sink)
         self._nanosecond = nanosecond
 
     @staticmethod

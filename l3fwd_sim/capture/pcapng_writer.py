@@ -122,8 +122,8 @@ class PcapngWriter(CaptureWriter):
 
     comments: Callable[[int], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
 
-    def __init__(self, path: str | os.PathLike, nanosecond: bool = False, interface: str = "port0"):
-        super().__init__(path, file_header(interface, nanosecond))
+    def __init__(self, path: str | os.PathLike, nanosecond: bool = False, interface: str = "port0", sink=None):
+        super().__init__(path, file_header(interface, nanosecond), sink)
         self._units = 10**9 if nanosecond else 10**6
         self._piece = np.zeros(0, np.uint8)
 

@@ -174,13 +174,14 @@ static inline int64_t head_record(const struct queue_file *q, int pcapng, uint64
     return length;
 }
 
-/* merge.merge_tx_queues: the k TX-queue files of one port as one capture — each
- * step takes the queue head with the earliest time stamp, ties to the lower queue, so
- * each queue's records keep their order (a TX queue is a FIFO). From each q[f].pos
- * (moved on as records are taken), records are copied to `out` until the next does not
- * fit its `capacity`, `room` records were taken or every queue is empty; source[i] is
- * the queue of the i-th record taken. Returns the records taken (their bytes in *used),
- * or -1 when queue *bad holds a damaged record at its pos. */
+/* merge.TxQueueMerge: the k TX queues of one port as one capture — each step takes
+ * the queue head with the earliest time stamp, ties to the lower queue, so each queue's
+ * records keep their order (a TX queue is a FIFO). From each q[f].pos (moved on as
+ * records are taken), records are copied to `out` until the next does not fit its
+ * `capacity`, `room` records were taken, every queue is empty or an open queue is (what
+ * its lcore sends next may come first); source[i] is the queue of the i-th record taken.
+ * Returns the records taken (their bytes in *used), or -1 when queue *bad holds a
+ * damaged record at its pos. */
 int64_t merge_queues(struct queue_file *q, int64_t k, int pcapng, uint8_t *out, int64_t capacity,
                      uint8_t *source, int64_t room, int64_t *used, int64_t *bad)
 {
@@ -192,11 +193,13 @@ int64_t merge_queues(struct queue_file *q, int64_t k, int pcapng, uint8_t *out, 
             return -1;
         }
     while (n < room) {
-        int64_t best = -1;
-        for (int64_t f = 0; f < k; f++)        /* strictly earlier wins: a tie keeps the lower queue */
+        int64_t best = -1, waiting = 0;
+        for (int64_t f = 0; f < k; f++) {      /* strictly earlier wins: a tie keeps the lower queue */
+            waiting |= length[f] == 0 && q[f].open;
             if (length[f] > 0 && (best < 0 || ts[f] < ts[best]))
                 best = f;
-        if (best < 0 || at + length[best] > capacity)
+        }
+        if (best < 0 || waiting || at + length[best] > capacity)
             break;
         memcpy(out + at, q[best].data + q[best].pos, (size_t)length[best]);
         at += length[best];

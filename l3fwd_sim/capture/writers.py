@@ -39,11 +39,13 @@ def output_format(choice: str, input_formats) -> str:
     return choice
 
 
-def open_writer(output_format: str, path: Path, nanosecond: bool, interface: str) -> PcapWriter | PcapngWriter:
-    """The writer of one output file; ``interface`` names it in a pcapng (``port0``)."""
+def open_writer(output_format: str, path: Path, nanosecond: bool, interface: str,
+                sink=None) -> PcapWriter | PcapngWriter:
+    """The writer of one output file; ``interface`` names it in a pcapng (``port0``);
+    with ``sink``, its records go there (``CaptureWriter``)."""
     if output_format == "pcapng":
-        return PcapngWriter(path, nanosecond, interface)
-    return PcapWriter(path, nanosecond)
+        return PcapngWriter(path, nanosecond, interface, sink)
+    return PcapWriter(path, nanosecond, sink)
 
 
 _LAYOUT = threading.local()            # PortOutputs._bytes: one buffer per thread
@@ -51,13 +53,16 @@ _EMPTY = np.empty(0, np.uint8)
 
 
 class PortOutputs(Committable):
+    """An lcore's outputs, one per TX port: files, or with ``sinks`` (port -> a
+    ``merge.QueueRecords``) its TX queues' records waiting for the merge."""
+
     def __init__(self, outdir: Path, ports: list[int], nanosecond: bool, name: str = "port{port}.pcap",
-                 output_format: str = "pcap"):
+                 output_format: str = "pcap", sinks: dict | None = None):
         self.writers: dict[int, PcapWriter | PcapngWriter] = {}
         try:
             for port in ports:
                 self.writers[port] = open_writer(output_format, Path(outdir) / name.format(port=port), nanosecond,
-                                                 f"port{port}")
+                                                 f"port{port}", sinks and sinks[port])
         except BaseException:
             self.abort()
             raise

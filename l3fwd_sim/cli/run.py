@@ -31,7 +31,7 @@ def trace_count(text: str | None) -> int | str | None:
 
 # what `run --app graph` takes besides its inputs and -o: the options that mean the same for dpdk-l3fwd-graph
 GRAPH_OPTIONS = ("app_name", "inputs", "outdir", "portmask", "config", "eth_dest", "port_mac", "max_pkt_len", "no_merge",
-                 "output_format", "quiet", "as_json", "report")
+                 "per_queue", "output_format", "quiet", "as_json", "report")
 
 
 @click.command("run", short_help="Forward captures as dpdk-l3fwd or dpdk-l3fwd-graph.")
@@ -62,6 +62,9 @@ GRAPH_OPTIONS = ("app_name", "inputs", "outdir", "portmask", "config", "eth_dest
 @click.option("--reta-size", type=Int(0, 1 << 32), default=128, show_default=True, help="RSS redirection table entries.")
 @click.option("--jobs", type=Int(0, 1 << 32), default=1, show_default=True,
               help="Processes for one run (output identical to --jobs 1).")
+@click.option("--per-queue", "per_queue", is_flag=True,
+              help="Several lcores: also write each TX queue's file port<N>.q<K>.pcap (what dpdk-l3fwd's tx_pcap "
+                   "files hold) beside their merge port<N>.pcap.")
 @click.option("--no-merge", "no_merge", is_flag=True,
               help="Several lcores: write only the per-TX-queue files port<N>.q<K>.pcap (as dpdk-l3fwd does), "
                    "not their merge port<N>.pcap.")
@@ -88,7 +91,7 @@ GRAPH_OPTIONS = ("app_name", "inputs", "outdir", "portmask", "config", "eth_dest
 @dpdk_option
 @l3fwd_app_options
 def command(app_name, inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6, rule_ipv4, rule_ipv6, pipeline,
-                eth_dest, port_mac, rx_burst, tx_burst, max_pkt_len, alg, config, rss_key, reta_size, jobs, no_merge, cluster,
+                eth_dest, port_mac, rx_burst, tx_burst, max_pkt_len, alg, config, rss_key, reta_size, jobs, per_queue, no_merge, cluster,
                 tls_ca_file, tls_cert, tls_key, trace, annotate, drops, output_format, quiet, as_json, report, dpdk,
                 **app):
     """Forward INPUT pcaps (a directory of port<N>.pcap, N=FILE, or one capture: port 0's)
@@ -96,8 +99,8 @@ def command(app_name, inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6,
     if report:
         check_report_dir(outdir)
     if app_name == "graph":
-        stats = run_graph_app(inputs, outdir, portmask, config, eth_dest, port_mac, max_pkt_len, no_merge,
-                              output_format, bar := progress_printer(quiet or as_json))
+        stats = run_graph_app(inputs, outdir, portmask, config, eth_dest, port_mac, max_pkt_len, per_queue,
+                              no_merge, output_format, bar := progress_printer(quiet or as_json))
         end_progress(bar)
         if report:
             write_run_report(outdir)
@@ -132,6 +135,7 @@ def command(app_name, inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6,
         alg=alg,
         jobs=jobs,
         merge=not no_merge,
+        per_queue=per_queue,
         cluster=cluster,
         tls_ca_file=tls_ca_file,
         tls_cert=tls_cert,
@@ -159,8 +163,8 @@ def command(app_name, inputs, outdir, portmask, lookup, lpm_flag, em_flag, ipv6,
 
 
 
-def run_graph_app(inputs, outdir, portmask, config, eth_dest, port_mac, max_pkt_len, no_merge, output_format,
-                  progress) -> dict:
+def run_graph_app(inputs, outdir, portmask, config, eth_dest, port_mac, max_pkt_len, per_queue, no_merge,
+                  output_format, progress) -> dict:
     """``run --app graph``: the inputs through dpdk-l3fwd-graph (``graph/run.py``); an
     option that means nothing there is refused, naming it."""
     from ..graph.run import GraphOptions, run_graph
@@ -177,4 +181,5 @@ def run_graph_app(inputs, outdir, portmask, config, eth_dest, port_mac, max_pkt_
         outdir=outdir, portmask=None if portmask is None else parse_portmask(portmask), config=config,
         eth_dest=dict(parse_port_mac(x, "--eth-dest") for x in eth_dest),
         port_mac=dict(parse_port_mac(x, "--port-mac") for x in port_mac),
-        max_pkt_len=max_pkt_len, merge=not no_merge, output_format=output_format, progress=progress))
+        max_pkt_len=max_pkt_len, per_queue=per_queue, merge=not no_merge, output_format=output_format,
+        progress=progress))

@@ -14,7 +14,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import numpy as np
 
@@ -68,34 +68,52 @@ def forward_all(lcore: Lcore, outdir: Path, stats: RunStats, tx=None) -> list:
     ``lcore.tracing.spool`` (it is rendered once every output is complete)."""
     outputs = PortOutputs(outdir, lcore.tx_ports, lcore.nanosecond, lcore.output_name, lcore.output_format)
     outputs.comment_with(lcore.comments)
-    tracing, trace_file, spools, tracer = lcore.tracing, None, [], None
+    trace = LcoreTrace(lcore, outdir)
     try:
-        if tracing:
-            from .trace import BurstTracer, Spool                 # the trace machinery, only when tracing
-            if tracing.spool:
-                spools.append(Spool.create(outdir))
-                sink = spools[0].append
-            else:
-                trace_file = tracing.open_sink(outdir)
-                sink = trace_file.write
-            tracer = BurstTracer(tracing.limit, tracing.lcore, tracing.rx_queues, lcore.tx_ports, sink)
         with open_readers(lcore.inputs, lcore.captures) as readers:
-            main_loop(lcore, receive(readers, lcore.rx_burst, lcore.chunk_packets), outputs, stats, tx, trace=tracer)
+            main_loop(lcore, receive(readers, lcore.rx_burst, lcore.chunk_packets), outputs, stats, tx,
+                      trace=trace.tracer)
             report_inputs(readers, stats)
         outputs.commit()
-        if trace_file:
-            trace_file.commit()
-        if spools:
-            spools[0].end_chunk(0, tracer.traced, tracer.sent)
-        stats.traced += tracer.traced if tracer else 0
-        return spools
+        return trace.finish(stats)
     except BaseException:
         outputs.abort()
-        for spool in spools:
-            spool.remove()
-        if trace_file:
-            trace_file.abort()
+        trace.abort()
         raise
+
+
+class LcoreTrace:
+    """Where an lcore's trace goes while it forwards (``lcore.tracing``; none: no
+    tracer): ``outdir/trace.jsonl``, or a spool when ``tracing.spool`` (rendered once
+    every output is complete)."""
+
+    def __init__(self, lcore: Lcore, outdir: Path):
+        tracing, self._file, self.spools, self.tracer = lcore.tracing, None, [], None
+        if not tracing:
+            return
+        from .trace import BurstTracer, Spool                 # the trace machinery, only when tracing
+        if tracing.spool:
+            self.spools.append(Spool.create(outdir))
+            sink = self.spools[0].append
+        else:
+            self._file = tracing.open_sink(outdir)
+            sink = self._file.write
+        self.tracer = BurstTracer(tracing.limit, tracing.lcore, tracing.rx_queues, lcore.tx_ports, sink)
+
+    def finish(self, stats: RunStats) -> list:
+        """The lcore's loop ended well: the trace complete; returns the spools."""
+        if self._file:
+            self._file.commit()
+        if self.spools:
+            self.spools[0].end_chunk(0, self.tracer.traced, self.tracer.sent)
+        stats.traced += self.tracer.traced if self.tracer else 0
+        return self.spools
+
+    def abort(self) -> None:
+        for spool in self.spools:
+            spool.remove()
+        if self._file:
+            self._file.abort()
 
 
 @contextmanager
@@ -131,6 +149,14 @@ def main_loop(lcore: Lcore, received, outputs: PortOutputs, stats: RunStats, tx,
     their TX, count and write them. With ``turn`` (``--jobs``: the outputs are shared),
     each write takes its place in the files from ``turn.reserve``. With ``trace``, the
     packets it asks for are traced."""
+    for _ in bursts(lcore, received, outputs, stats, tx, turn, trace):
+        pass
+
+
+def bursts(lcore: Lcore, received, outputs: PortOutputs, stats: RunStats, tx, turn=None,
+           trace=None) -> Iterator[None]:
+    """:func:`main_loop`, pausing after each super-burst (several lcores of one process
+    take turns: ``dataplane/lcores.py``)."""
     heap.keep_batches_on_heap()
     total_bytes = sum(location.size(getattr(source, "path", source)) for _, source in lcore.inputs)
     done_bytes = 0
@@ -162,6 +188,7 @@ def main_loop(lcore: Lcore, received, outputs: PortOutputs, stats: RunStats, tx,
             done_bytes += burst.record_bytes
             lcore.progress(min(done_bytes, total_bytes), total_bytes)
         hold.point()
+        yield
 
 
 def _chained_past_tx(lcore: Lcore, burst: Received) -> bool:

@@ -45,6 +45,7 @@ def dpdk_l3fwd_graph(argv: list[str], stats_file: str | None = None, dpdk: Relea
         out = scratch / "out"
         stats = run_graph(GraphOptions(
             inputs={}, outdir=out, reading=Reading.LIBPCAP, dpdk=dpdk or release(), output_format="pcap", per_queue=True,
+            merge=False,
             queue_inputs={(port, queue): as_location(path) for port, vdev in enumerate(eal.vdevs)
                           for queue, path in enumerate(vdev.rx_pcap)},
             portmask=args.portmask, config=args.config, lcores=eal.lcores, main_lcore=eal.main_lcore,

@@ -72,8 +72,8 @@ class GraphOptions(PortInputs):
     max_pkt_len: int | None = None
     output_format: str = "auto"
     nanosecond: bool | None = None
-    per_queue: bool = False              # every graph writes port<N>.q<K> files (what net_pcap's tx_pcap are)
-    merge: bool = True                   # several graphs: also port<N>.pcap, the port's TX queues merged
+    per_queue: bool = False              # every graph's port<N>.q<K> files are outputs (what net_pcap's tx_pcap are)
+    merge: bool = True                   # several graphs: port<N>.pcap, the port's TX queues merged
     pcap_trace: tuple[int, str] | None = None    # --pcap-enable: (packets per graph, file name prefix)
     chunk_packets: int = 65536
     progress: Callable[[int, int], None] | None = None   # called with (bytes read, total bytes)
@@ -113,6 +113,9 @@ def run_graph(opt: GraphOptions) -> dict:
         nanosecond = captures.open.nanosecond if opt.nanosecond is None else opt.nanosecond
         fmt = output_format(opt.output_format, captures.open.file_formats)
         several = len(graphs) > 1 or opt.per_queue
+        # the TX-queue files: outputs, or only what the merge reads (hidden: not published)
+        queue_dir = out.stage if opt.per_queue or not opt.merge else out.stage / ".queues"
+        queue_dir.mkdir(exist_ok=True)
         trace = None
         if opt.pcap_trace:
             from .pcap_trace import PcapTrace          # only with --pcap-enable
@@ -122,12 +125,13 @@ def run_graph(opt: GraphOptions) -> dict:
             graph.trace = trace
             name = f"port{{port}}.q{graph.graph_id}.{fmt}" if several else f"port{{port}}.{fmt}"
             _graph_loop(graph, [(q.port, captures.sources.get((q.port, q.queue))) for q in workers[graph.lcore]],
-                        PortOutputs(out.stage, enabled, nanosecond, name, fmt), stats, captures.open, opt, progress)
+                        PortOutputs(queue_dir if several else out.stage, enabled, nanosecond, name, fmt), stats,
+                        captures.open, opt, progress)
         if trace:
             trace.close()
-        if several and opt.merge and not opt.per_queue:
+        if len(graphs) > 1 and opt.merge:
             for port in enabled:
-                merge_tx_queues([out.stage / f"port{port}.q{g.graph_id}.{fmt}" for g in graphs],
+                merge_tx_queues([queue_dir / f"port{port}.q{g.graph_id}.{fmt}" for g in graphs],
                                 out.stage / f"port{port}.{fmt}")
         stats.note_conveniences(captures.open.conveniences())
         stats.elapsed = time.perf_counter() - started

@@ -68,6 +68,7 @@ class RunOptions(PortInputs):
     chunk_packets: int = 65536           # super-burst size: a speed knob, never changes output
     jobs: int = 1                        # processes: a speed knob, never changes output
     merge: bool = True                   # several lcores: port<N>.pcap, the port's TX queues merged (merge.py)
+    per_queue: bool = False              # several lcores: also port<N>.q<K>.pcap, each TX queue's own file
     cluster: str | None = None           # Dask scheduler address or local:N (cluster.py): never changes output
     tls_ca_file: Path | None = None      # a tls:// cluster: its CA's certificate (PEM),
     tls_cert: Path | None = None         # this client's certificate
@@ -261,10 +262,16 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
         open_sink = partial(RecordSink, describe=trace_lines, trace_file=opt.trace is not None,
                             keep=annotations and annotations.keep)
 
-    def lcore_loop(lcore_id: int, jobs: int, forked: bool = False) -> tuple[RunStats, TxModel, list]:
+    # several lcores: port<N> is the merge of the port's TX queues, written straight from memory
+    # (merged.py) unless the per-queue files are asked for (written here) or needed (--jobs, --cluster: hidden)
+    in_memory = several and opt.merge and not opt.per_queue and opt.cluster is None and opt.jobs == 1
+    queue_dir = outdir if not several or opt.per_queue or not opt.merge else outdir / ".queues"
+    queue_dir.mkdir(exist_ok=True)
+
+    def make_lcore(lcore_id: int, forked: bool = False) -> tuple[Lcore, RunStats, TxModel]:
         """One lcore's main loop over its queues, into its TX queue's files (``forked``: in
         a process of its own, which opens its inputs again: an open file's position is
-        shared with the processes forked beside it)."""
+        shared with the processes forked beside it), with its counters."""
         queues = [(q.port, sources[q.port, q.queue]) for q in polled[lcore_id]]
         name = f"port{{port}}.q{lcores.tx_queue(lcore_id)}.{fmt}" if several else f"port{{port}}.{fmt}"
         tracing = trace_lines and Tracing(limit, lcore_id, [q.queue for q in polled[lcore_id]], trace_lines, spool,
@@ -278,21 +285,36 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
                       opt.dpdk, send_order)
         lcore_stats = RunStats(sorted({port for port, _ in queues}), tx_ports, DROP_REASONS)
         lcore_stats.hits = stats.hits.empty_like()
-        tx_model = TxModel(tx_ports, opt.rx_burst, opt.tx_burst)
-        if opt.cluster is not None and queues:
+        return lcore, lcore_stats, TxModel(tx_ports, opt.rx_burst, opt.tx_burst)
+
+    def lcore_loop(lcore_id: int, jobs: int, forked: bool = False) -> tuple[RunStats, TxModel, list]:
+        lcore, lcore_stats, tx_model = make_lcore(lcore_id, forked)
+        if opt.cluster is not None and lcore.inputs:
             from ..dataplane.cluster import run_cluster     # Dask: imported only for --cluster
-            spools = run_cluster(lcore, client, outdir, out.scratch, lcore_stats, tx_model,
+            spools = run_cluster(lcore, client, queue_dir, out.scratch, lcore_stats, tx_model,
                                  None if several else opt.progress)
-        elif jobs > 1 and queues:
+        elif jobs > 1 and lcore.inputs:
             from ..dataplane.jobs import run_jobs
-            spools = run_jobs(lcore, jobs, outdir, lcore_stats, tx_model)
+            spools = run_jobs(lcore, jobs, queue_dir, lcore_stats, tx_model)
         else:
-            spools = forward_all(lcore, outdir, lcore_stats, tx_model)
+            spools = forward_all(lcore, queue_dir, lcore_stats, tx_model)
         tx_model.drain()
         return lcore_stats, tx_model, spools
 
+    positions = {}                                # port -> per TX queue, its records' places in port<N>.pcap
+    placed = bool(trace_lines or annotations)
     with _cluster(opt) as client:
-        if several and opt.jobs > 1:              # lcores are independent: one process each
+        if in_memory:
+            from ..dataplane.merged import MergedPorts, forward_merged
+            made = [make_lcore(lc) for lc in lcores.ids]
+            ports = MergedPorts(outdir, tx_ports, len(lcores.ids), nanosecond, fmt, placed)
+            spools = forward_merged([lcore for lcore, _, _ in made], ports, outdir, [s for _, s, _ in made],
+                                    [tx_model for _, _, tx_model in made])
+            for _, _, tx_model in made:
+                tx_model.drain()
+            per_lcore = [(lcore_stats, tx_model, each) for (_, lcore_stats, tx_model), each in zip(made, spools)]
+            positions = ports.places() if placed else {}
+        elif several and opt.jobs > 1:            # lcores are independent: one process each
             from ..dataplane.jobs import in_processes
             per_lcore = in_processes([lambda lc=lc: lcore_loop(lc, 1, forked=True) for lc in lcores.ids], opt.jobs)
         else:                                     # with --cluster, each lcore's chunks in turn
@@ -306,11 +328,9 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
                                   "tx_queue": lcores.tx_queue(lcore_id), "rx_per_queue": received,
                                   **lcore_stats.to_dict()["totals"]}
     try:
-        positions = {}                            # port -> per TX queue, its records' places in port<N>.pcap
-        if several and opt.merge:                 # each port's TX queues as one capture; with --jobs, in parallel
+        if several and opt.merge and not in_memory:   # each port's TX-queue files as one; with --jobs, in parallel
             queues = range(len(lcores.ids))
-            placed = bool(trace_lines or annotations)
-            merges = [lambda port=port: merge_tx_queues([outdir / f"port{port}.q{k}.{fmt}" for k in queues],
+            merges = [lambda port=port: merge_tx_queues([queue_dir / f"port{port}.q{k}.{fmt}" for k in queues],
                                                         outdir / f"port{port}.{fmt}", placed) for port in tx_ports]
             if opt.jobs > 1:
                 from ..dataplane.jobs import in_processes
@@ -327,7 +347,7 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
                 stats.trace = {"file": TRACE_FILE, "limit": "all" if limit is None else limit, "packets": traced,
                                "dpdk": opt.dpdk.name}
         if annotations:
-            tx_queues = range(len(lcores.ids)) if several else ()
+            tx_queues = range(len(lcores.ids)) if several and opt.per_queue else ()
             # the files to comment (--annotate, never with --no-merge): each port's, then its TX queues'
             annotated = {port: [(outdir / f"port{port}.{fmt}", None),
                                 *((outdir / f"port{port}.q{k}.{fmt}", positions[port][k]) for k in tx_queues)]

@@ -1,9 +1,12 @@
-"""``capture/merge.py``: a port's TX-queue files as one capture. The oracle is the merge
-as the documentation defines it, done by brute force: each step takes the queue head
-with the earliest time stamp (ties: the lower queue). Checked on queues written by this
+"""``capture/merge.py``: a port's TX queues as one capture. The oracle is the merge as
+the documentation defines it, done by brute force: each step takes the queue head with
+the earliest time stamp (ties: the lower queue). Checked on queues written by this
 package's own writers, out of time order and with ties, both formats, both kernels (the
-compiled pass against the numpy definition, byte for byte); and on a whole run whose
-TX queues are not in time order, every queue's order kept in ``port<N>.pcap``."""
+compiled pass against the numpy definition, byte for byte): complete files, and queues
+merged in steps as they fill (any schedule of sends, steps and lcores ending); and on
+whole runs whose TX queues are not in time order and whose frames repeat, every
+queue's order kept in ``port<N>.pcap`` — written from memory, byte for byte the merge of
+the ``--per-queue`` files."""
 from __future__ import annotations
 
 import json
@@ -19,7 +22,7 @@ from twins import KERNELS
 
 from forwarding import REPO
 from l3fwd_sim import RunOptions, compiled, run
-from l3fwd_sim.capture.merge import merge_tx_queues
+from l3fwd_sim.capture.merge import TxQueueMerge, merge_tx_queues
 from l3fwd_sim.capture.offline import open_offline
 from l3fwd_sim.capture.pcap import PcapWriter
 from l3fwd_sim.capture.pcapng_writer import PcapngWriter
@@ -75,6 +78,112 @@ def test_merge_takes_the_earliest_head_and_keeps_each_queue_in_order(tmp_path, c
     assert [path.read_bytes() for path in paths] == before                        # the queue files untouched
 
 
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(counts=st.lists(st.integers(0, 30), min_size=1, max_size=4), spread=st.sampled_from([1, 3, 10**6]),
+       seed=st.integers(0, 2**32), fmt=st.sampled_from(["pcap", "pcapng"]))
+def test_merge_in_steps_as_queues_fill_is_the_whole_merge(tmp_path, counts, spread, seed, fmt):
+    """Records sent in random pieces, queues closing at random, a step after any send:
+    what the steps write, in order, is the merge of the complete queues (a step that
+    wrote past an open queue that is empty would put a record before one sent later
+    that comes first)."""
+    rng = random.Random(seed)
+    queues = [[(rng.randbytes(rng.choice([0, 14, 60, 100, 1514])), T0 + rng.randrange(spread) * 1000)
+               for _ in range(n)] for n in counts]
+    paths = [tmp_path / f"q{q}.{fmt}" for q in range(len(queues))]
+    for path, records in zip(paths, queues):
+        write_queue(path, records, fmt)
+    bodies = [path.read_bytes() for path in paths]
+    starts = [_record_starts(body, fmt) for body in bodies]
+    want = head_merge(queues)
+    written = {}
+    for choice in KERNELS:
+        with compiled.using(choice):
+            merge = TxQueueMerge(len(queues), fmt == "pcapng", placed=True)
+            sent, out = [0] * len(queues), []
+            steps = random.Random(seed + 1)
+            while any(merge.open):
+                q = steps.randrange(len(queues))
+                if not merge.open[q]:
+                    continue
+                take = steps.randrange(0, 4)
+                records = starts[q][sent[q]:sent[q] + take + 1]
+                if take and len(records) > 1:
+                    merge.queues[q].write(bodies[q][records[0]:records[-1]])
+                    sent[q] += len(records) - 1
+                elif sent[q] == len(queues[q]):
+                    merge.close(q)
+                data, n = merge.step()
+                out.append(bytes(data))
+            written[choice] = b"".join(out)
+            places = merge.places()
+        merged = [queues[q][i] for q, i in want]
+        assert _frames(written[choice], fmt) == [f for f, _ in merged]
+        for q, got in enumerate(places):
+            assert got.tolist() == [k for k, (qq, _) in enumerate(want) if qq == q]
+    assert written["compiled"] == written["numpy"]
+
+
+def _record_starts(data: bytes, fmt: str, first: int | None = None) -> list[int]:
+    """Where each record of a queue file's bytes starts, and its end (``first``: where
+    the records start; default after the file header)."""
+    at = (24 if fmt == "pcap" else _after_header(data)) if first is None else first
+    starts = [at]
+    while at < len(data):
+        length = 16 + int.from_bytes(data[at + 8:at + 12], "little") if fmt == "pcap" else \
+            int.from_bytes(data[at + 4:at + 8], "little")
+        at += length
+        starts.append(at)
+    return starts
+
+
+def _after_header(data: bytes) -> int:
+    at = 0
+    while at < len(data) and int.from_bytes(data[at:at + 4], "little") != 6:
+        at += int.from_bytes(data[at + 4:at + 8], "little")
+    return at
+
+
+def _frames(records: bytes, fmt: str) -> list[bytes]:
+    starts = _record_starts(records, fmt, 0)
+    if fmt == "pcap":
+        return [records[a + 16:b] for a, b in zip(starts, starts[1:])]
+    return [records[a + 28:a + 28 + int.from_bytes(records[a + 20:a + 24], "little")] for a in starts[:-1]]
+
+
+def _repeating_traffic(directory, ports: int = 4) -> None:
+    """Each port's capture: a few frames repeated, in bursts of equal time stamps."""
+    from l3fwd_sim.traffic.generate import GenerateOptions, generate
+    generate(GenerateOptions(outdir=directory, pattern="IPV4-4STREAMSX8", ports=ports, count=1500, size="64", seed=3))
+
+
+@pytest.mark.parametrize("kernels_choice", KERNELS)
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_port_file_from_memory_is_the_merge_of_the_queue_files(tmp_path, kernels_choice, jobs):
+    """Several lcores over traffic whose frames repeat: port<N>.pcap, merged in memory
+    as the lcores go (small super-bursts: many steps), is byte for byte the merge of
+    the ``--per-queue`` run's queue files, and an interleaving of them that keeps each
+    queue's order (the places the oracle gives)."""
+    _repeating_traffic(tmp_path / "in")
+    config = "(0,0,0),(0,1,1),(1,0,2),(1,1,0),(2,0,1),(2,1,2),(3,0,0)"
+    common = dict(inputs={p: tmp_path / "in" / f"port{p}.pcap" for p in range(4)}, config=config, rx_burst=5,
+                  chunk_packets=200, jobs=jobs)
+    with compiled.using(kernels_choice):
+        memory = run(RunOptions(outdir=tmp_path / "memory", **common))
+        files = run(RunOptions(outdir=tmp_path / "files", per_queue=True, **common))
+    assert sorted(p.name for p in (tmp_path / "memory").iterdir()) == [*(f"port{p}.pcap" for p in range(4)), "stats.json"]
+    assert memory["lcores"] == files["lcores"] and memory["totals"] == files["totals"]
+    repeated = 0
+    for port in range(4):
+        queues = [read_records(tmp_path / "files" / f"port{port}.q{k}.pcap") for k in range(3)]
+        frames = [f for queue in queues for f, _ in queue]
+        repeated += len(frames) - len(set(frames))
+        merged = read_pcap_frames(tmp_path / "memory" / f"port{port}.pcap")
+        assert merged == [queues[q][i][0] for q, i in head_merge(queues)]
+        assert (tmp_path / "memory" / f"port{port}.pcap").read_bytes() == \
+            (tmp_path / "files" / f"port{port}.pcap").read_bytes()
+    assert repeated > 100, "no frame repeats: the test shows nothing about telling equal frames apart"
+
+
 @pytest.mark.parametrize("kernels_choice", KERNELS)
 def test_port_file_keeps_each_tx_queue_in_order(tmp_path, kernels_choice):
     """The shipped pcaps with two lcores each polling two ports: a queue's records are in
@@ -83,7 +192,7 @@ def test_port_file_keeps_each_tx_queue_in_order(tmp_path, kernels_choice):
     config = "(0,0,0),(1,0,1),(2,0,0),(3,0,1)"
     with compiled.using(kernels_choice):
         run(RunOptions(inputs={p: REPO / "pcaps" / f"port{p}.pcap" for p in range(4)}, outdir=tmp_path,
-                       config=config))
+                       config=config, per_queue=True))
     out_of_order = 0
     for port in range(4):
         merged = read_pcap_frames(tmp_path / f"port{port}.pcap")

@@ -207,7 +207,8 @@ def test_fsspec_urls_as_inputs_and_outputs(tmp_path, scheduler):
 def test_several_lcores_on_a_cluster(tmp_path, scheduler):
     """``--config`` with two lcores: each lcore's chunks run as tasks in turn, its TX
     queue's files are merged as usual — outputs, counters and trace of --jobs 1."""
-    options = dict(portmask=0xF, config="(0,0,0),(1,0,1),(3,0,0)", rx_burst=7, chunk_packets=40, trace="all")
+    options = dict(portmask=0xF, config="(0,0,0),(1,0,1),(3,0,0)", rx_burst=7, chunk_packets=40, trace="all",
+                   per_queue=True)
     want, want_stats = simulate(tmp_path / "one", INPUTS, **options)
     got, got_stats = simulate(tmp_path / "cluster", INPUTS, cluster=scheduler, **options)
     assert got == want and counters(got_stats) == counters(want_stats)

@@ -52,7 +52,8 @@ def traffic(tmp_path_factory):
 
 
 def test_several_lcores_with_rss(tmp_path, traffic):
-    result = run_cli("run", traffic, "-o", tmp_path / "out", "--config", CONFIG, "--rx-burst", "7", "--json")
+    result = run_cli("run", traffic, "-o", tmp_path / "out", "--config", CONFIG, "--rx-burst", "7", "--json",
+                     "--per-queue")
     assert result.exit_code == 0, result.output
     stats = json.loads(result.stdout)
     per_lcore = stats["lcores"]["per_lcore"]
@@ -68,7 +69,7 @@ def test_several_lcores_with_rss(tmp_path, traffic):
         assert [bytes(p) for p, _ in merged] == [queues[k][i][0] for k, i in head_merge(queues)]
     # --jobs gives the same bytes and counters
     again = run_cli("run", traffic, "-o", tmp_path / "jobs", "--config", CONFIG, "--rx-burst", "7", "--jobs", "2",
-                    "--json")
+                    "--json", "--per-queue")
     assert json.loads(again.stdout)["lcores"] == stats["lcores"]
     for name in sorted(p.name for p in (tmp_path / "out").glob("port*.pcap")):
         assert read_pcap_frames(tmp_path / "jobs" / name) == read_pcap_frames(tmp_path / "out" / name), name
@@ -106,7 +107,7 @@ def test_several_lcores_match_the_oracle(tmp_path, pipeline, config, rx_burst):
         write_pcap(tmp_path / f"in{port}.{queue}.pcap", frames)
         args.append(f"{port}.{queue}={tmp_path}/in{port}.{queue}.pcap")
     result = run_cli("run", *args, "-o", tmp_path / "out", "-p", "0x7", "--config", config, "--quiet",
-                     "--pipeline", pipeline, "--rx-burst", str(rx_burst))
+                     "--pipeline", pipeline, "--rx-burst", str(rx_burst), "--per-queue")
     assert result.exit_code == 0, result.output
     want, _ = l3fwd_oracle(inputs, portmask=0x7, pipeline=pipeline, rx_burst=rx_burst, config=tuples)
     for (port, queue), frames in want.items():
@@ -118,7 +119,8 @@ def test_compare_and_run_read_a_several_lcore_output_directory(tmp_path, traffic
     the whole-port files, so compare and a chained run work on it."""
     config = "(0,0,0),(1,0,1),(2,0,0),(3,0,1)"
     for name in ("a", "b"):
-        assert run_cli("run", traffic, "-o", tmp_path / name, "--config", config, "--quiet").exit_code == 0
+        assert run_cli("run", traffic, "-o", tmp_path / name, "--config", config, "--quiet",
+                       "--per-queue").exit_code == 0
     assert any(".q" in p.name for p in (tmp_path / "a").iterdir())
     same = run_cli("compare", tmp_path / "a", tmp_path / "b")
     assert same.exit_code == 0, same.output

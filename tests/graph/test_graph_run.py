@@ -26,14 +26,19 @@ def test_run_app_graph_forwards_as_the_real_program(cli, tmp_path):
     for port in (0, 1):
         assert_same_records(GRAPH / "expected-00" / f"port{port}.q0.pcap", tmp_path / "one" / f"port{port}.pcap")
     result = cli("run", "--app", "graph", str(GRAPH / "in" / "mix2"), "-o", str(tmp_path / "two"), "--quiet",
+                 "--config", "(0,0,1),(1,0,2)", "--per-queue")
+    assert result.exit_code == 0, result.output
+    result = cli("run", "--app", "graph", str(GRAPH / "in" / "mix2"), "-o", str(tmp_path / "merged"), "--quiet",
                  "--config", "(0,0,1),(1,0,2)")
     assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (tmp_path / "merged").iterdir()) == ["port0.pcap", "port1.pcap", "stats.json"]
     for port in (0, 1):
         queues = [read_pcap_frames(GRAPH / "expected-02" / f"port{port}.q{q}.pcap") for q in (0, 1)]
         for q in (0, 1):
             assert_same_records(GRAPH / "expected-02" / f"port{port}.q{q}.pcap", tmp_path / "two" / f"port{port}.q{q}.pcap")
         merged = read_pcap_frames(tmp_path / "two" / f"port{port}.pcap")
         assert sorted(merged) == sorted(queues[0] + queues[1])
+        assert (tmp_path / "merged" / f"port{port}.pcap").read_bytes() == (tmp_path / "two" / f"port{port}.pcap").read_bytes()
     stats = json.loads((tmp_path / "two" / "stats.json").read_text())
     assert sorted(stats["graph"]["graphs"]) == ["worker_1", "worker_2"]
     assert [g["tx_queue"] for g in stats["graph"]["graphs"].values()] == [0, 1]

@@ -128,8 +128,9 @@ def test_jobs_and_lcores_write_byte_identical_pcapng(tmp_path):
         write_pcap(inputs[port], mixed_frames(3, port, 1500), 1_700_000_000.0 + port * 1e-4)
     two_lcores = "(0,0,0),(1,0,1)"
     runs = {}
-    for name, options in {"one": dict(), "jobs": dict(jobs=3), "lcores": dict(config=two_lcores),
-                          "lcores-jobs": dict(config=two_lcores, jobs=2)}.items():
+    for name, options in {"one": dict(), "jobs": dict(jobs=3), "lcores": dict(config=two_lcores, per_queue=True),
+                          "lcores-jobs": dict(config=two_lcores, jobs=2, per_queue=True),
+                          "lcores-memory": dict(config=two_lcores)}.items():
         for fmt in ("pcapng", "pcap"):
             out = tmp_path / f"{name}-{fmt}"
             run(RunOptions(inputs=inputs, outdir=out, chunk_packets=256, output_format=fmt, **options))
@@ -139,6 +140,8 @@ def test_jobs_and_lcores_write_byte_identical_pcapng(tmp_path):
     assert list(runs["lcores", "pcapng"]) == ["port0.pcapng", "port0.q0.pcapng", "port0.q1.pcapng",
                                               "port1.pcapng", "port1.q0.pcapng", "port1.q1.pcapng"]
     assert runs["lcores-jobs", "pcapng"] == runs["lcores", "pcapng"]
+    assert runs["lcores-memory", "pcapng"] == {name: data for name, data in runs["lcores", "pcapng"].items()
+                                               if ".q" not in name}
     for name in ("lcores", "one"):
         for file in runs[name, "pcapng"]:
             classic = file.replace(".pcapng", ".pcap")

@@ -1,0 +1,100 @@
+"""Several lcores, one output per port: the lcores take turns, a super-burst each, and
+every port's TX queues (one per lcore, ``dpdk/lcores_and_queues.md``) are merged as
+they fill (``capture/merge.py``), so ``port<N>.pcap`` is written once, straight from
+memory — no per-queue file is written and read again. What a queue holds between turns
+is what waits for a slower queue; the turns keep the lcores abreast, so that is about a
+super-burst.
+
+The per-queue files (``port<N>.q<K>.pcap``, what real dpdk-l3fwd's ``tx_pcap`` files
+hold) are written by the lcores one after another instead (``--per-queue``,
+``--no-merge``, ``dpdk-l3fwd``): ``lcore.forward_all``, then the files' merge.
+"""
+from __future__ import annotations
+
+from contextlib import ExitStack
+from pathlib import Path
+
+from ..capture.atomic import Committable
+from ..capture.merge import TxQueueMerge
+from ..capture.writers import PortOutputs, open_writer
+from .lcore import Lcore, LcoreTrace, bursts, open_readers, report_inputs
+from .polling import receive
+from .stats import RunStats
+
+
+class MergedPorts(Committable):
+    """A run's ``port<N>`` files, each the merge of the port's TX queues (queue k: the
+    k-th lcore's); with ``placed``, each queue record's place in its port's file is
+    kept (:meth:`places`: what trace lines and annotations point to)."""
+
+    def __init__(self, outdir: Path, tx_ports: list[int], lcores: int, nanosecond: bool, output_format: str,
+                 placed: bool = False):
+        self._outdir, self._format, self._nanosecond = Path(outdir), output_format, nanosecond
+        self.tx_ports = tx_ports
+        self.merges = {port: TxQueueMerge(lcores, output_format == "pcapng", placed) for port in tx_ports}
+        self.writers = {}
+        try:
+            for port in tx_ports:
+                self.writers[port] = open_writer(output_format, self._outdir / f"port{port}.{output_format}",
+                                                 nanosecond, f"port{port}")
+        except BaseException:
+            self.abort()
+            raise
+
+    def queue_outputs(self, k: int) -> PortOutputs:
+        """Lcore ``k``'s outputs: its TX queue of every port, in memory."""
+        return PortOutputs(self._outdir, self.tx_ports, self._nanosecond, f"port{{port}}.q{k}.{self._format}",
+                           self._format, {port: merge.queues[k] for port, merge in self.merges.items()})
+
+    def close(self, k: int) -> None:
+        """Lcore ``k`` sends no more."""
+        for merge in self.merges.values():
+            merge.close(k)
+
+    def step(self) -> None:
+        """Write every record whose place is certain."""
+        for port, merge in self.merges.items():
+            data, n = merge.step()
+            if n:
+                self.writers[port].write_parts([data], n)
+
+    def places(self) -> dict[int, list]:
+        """Per port, per TX queue: the place in the port's file of each of its records."""
+        return {port: merge.places() for port, merge in self.merges.items()}
+
+    def commit(self) -> None:
+        for writer in self.writers.values():
+            writer.commit()
+
+    def abort(self) -> None:
+        for writer in self.writers.values():
+            writer.abort()
+
+
+def forward_merged(lcores: list[Lcore], ports: MergedPorts, outdir: Path, stats: list[RunStats], tx: list) -> list:
+    """Forward the ``lcores`` in turns, a super-burst each, lcore k counting into
+    ``stats[k]`` and ``tx[k]``, into ``ports`` (committed only if everything went
+    well); returns each lcore's trace spools (``lcore.forward_all``)."""
+    traces: list[LcoreTrace] = []
+    try:
+        with ExitStack() as stack:
+            loops = {}
+            for k, lcore in enumerate(lcores):
+                traces.append(LcoreTrace(lcore, outdir))
+                readers = stack.enter_context(open_readers(lcore.inputs, lcore.captures))
+                loops[k] = (readers, bursts(lcore, receive(readers, lcore.rx_burst, lcore.chunk_packets),
+                                            ports.queue_outputs(k), stats[k], tx[k], trace=traces[k].tracer))
+            while loops:
+                for k, (readers, loop) in list(loops.items()):
+                    if next(loop, StopIteration) is StopIteration:
+                        report_inputs(readers, stats[k])
+                        ports.close(k)
+                        del loops[k]
+                ports.step()
+        ports.commit()
+        return [trace.finish(each) for trace, each in zip(traces, stats)]
+    except BaseException:
+        ports.abort()
+        for trace in traces:
+            trace.abort()
+        raise
