@@ -1394,28 +1394,33 @@ fail:
     return NULL;
 }
 
-/* merge_queues(queues, positions, open, pcapng, out, source) -> (records, bytes, bad queue or -1):
- * positions[f] (int64, moved on) is where what is left of queues[f] starts; open[f] (uint8):
- * queue f may still grow */
+/* merge_queues(queues, positions, carry, floor, open, pcapng, out, source) -> (records, bytes,
+ * bad queue or -1): positions[f] (int64, moved on) is where what is left of queues[f]
+ * starts; carry[f] (uint64, moved on), floor[f] (uint64), open[f] (uint8) as struct queue_file */
 static PyObject *py_merge_queues(PyObject *self, PyObject *args)
 {
-    PyObject *files_o, *positions_o, *open_o, *out_o, *source_o;
+    PyObject *files_o, *positions_o, *carry_o, *floor_o, *open_o, *out_o, *source_o;
     int pcapng;
-    if (!PyArg_ParseTuple(args, "O!OOpOO", &PyList_Type, &files_o, &positions_o, &open_o, &pcapng, &out_o, &source_o))
+    if (!PyArg_ParseTuple(args, "O!OOOOpOO", &PyList_Type, &files_o, &positions_o, &carry_o, &floor_o, &open_o,
+                          &pcapng, &out_o, &source_o))
         return NULL;
     struct views v = {.n = 0};
     struct queue_file q[MAX_TX_QUEUES];
-    Py_ssize_t k = PyList_GET_SIZE(files_o), npos, nopen, capacity, room;
+    Py_ssize_t k = PyList_GET_SIZE(files_o), npos, ncarry, nfloor, nopen, capacity, room;
     int64_t *positions;
+    uint64_t *carry;
+    const uint64_t *floor;
     const uint8_t *open;
     uint8_t *out, *source;
     const struct array_arg a[] = {VEC_ARG("positions", 1, 8, &positions, &npos, -1),
+                                  VEC_ARG("carry", 1, 8, &carry, &ncarry, -1), VEC_ARG("floor", 0, 8, &floor, &nfloor, -1),
                                   VEC_ARG("open", 0, 1, &open, &nopen, -1),
                                   VEC_ARG("out", 1, 1, &out, &capacity, -1), VEC_ARG("source", 1, 1, &source, &room, -1)};
-    if (!take_arrays(&v, (PyObject *[]){positions_o, open_o, out_o, source_o}, a, ARGS(a))
-            || !check_length(npos, k, "positions") || !check_length(nopen, k, "open"))
+    if (!take_arrays(&v, (PyObject *[]){positions_o, carry_o, floor_o, open_o, out_o, source_o}, a, ARGS(a))
+            || !check_length(npos, k, "positions") || !check_length(ncarry, k, "carry")
+            || !check_length(nfloor, k, "floor") || !check_length(nopen, k, "open"))
         goto fail;
-    if (k > MAX_TX_QUEUES || k > MAX_VIEWS - 4) {
+    if (k > MAX_TX_QUEUES || k > MAX_VIEWS - 6) {
         PyErr_SetString(PyExc_ValueError, "merge_queues: too many queues");
         goto fail;
     }
@@ -1426,6 +1431,8 @@ static PyObject *py_merge_queues(PyObject *self, PyObject *args)
         q[f].size = size;
         q[f].pos = positions[f];
         q[f].open = open[f] != 0;
+        q[f].carry = carry[f];
+        q[f].floor = floor[f];
         if (q[f].pos < 0 || q[f].pos > size) {
             PyErr_SetString(PyExc_ValueError, "merge_queues: a position outside its file");
             goto fail;
@@ -1435,8 +1442,10 @@ static PyObject *py_merge_queues(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     n = merge_queues(q, k, pcapng, out, capacity, source, room, &used, &bad);
     Py_END_ALLOW_THREADS
-    for (Py_ssize_t f = 0; f < k; f++)
+    for (Py_ssize_t f = 0; f < k; f++) {
         positions[f] = q[f].pos;
+        carry[f] = q[f].carry;
+    }
     release(&v);
     return Py_BuildValue("LLL", (long long)(n < 0 ? 0 : n), (long long)used, (long long)(n < 0 ? bad : -1));
 fail:

@@ -63,7 +63,9 @@ void scatter_records(const struct packets *p, const int64_t *dest, int64_t ports
 struct queue_file {                 /* what is left of one TX queue's records: data[pos, size) */
     const uint8_t *data;
     int64_t size, pos;
-    int open;                       /* its lcore may still send: once it is empty, the merge waits for it */
+    uint64_t carry;                 /* the latest time stamp taken from it so far */
+    uint64_t floor;                 /* the earliest time stamp its lcore may still send */
+    int open;                       /* its lcore may still send: empty, the merge waits for it */
 };
 int64_t merge_queues(struct queue_file *q, int64_t k, int pcapng, uint8_t *out, int64_t capacity,
                      uint8_t *source, int64_t room, int64_t *used, int64_t *bad);

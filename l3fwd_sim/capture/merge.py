@@ -34,6 +34,7 @@ from ..errors import SimError
 from . import kernels
 from .atomic import AtomicFile
 from .pcapng_writer import EPB, SHB
+from .time_floor import NONE_LEFT
 
 _GATHER = 4 << 20                    # bytes gathered before each write of a complete file's merge
 
@@ -62,6 +63,25 @@ class QueueRecords:
         for part in parts:
             self.write(part)
 
+    def prepend(self, data: bytes) -> None:
+        """Put records sent before those waiting in front of them (``--jobs``: what
+        waited at the end of the chunk before, handed over)."""
+        n = len(data)
+        if self.start >= n:
+            self.start -= n
+            self.data[self.start:self.start + n] = np.frombuffer(data, np.uint8)
+        elif n:
+            mine = self.data[self.start:self.end].copy()
+            self.start = self.end = 0
+            self.write(data)
+            self.write(mine)
+
+    def take_all(self) -> bytes:
+        """Every record waiting, taken out."""
+        waiting = self.data[self.start:self.end].tobytes()
+        self.start = self.end = 0
+        return waiting
+
     def _make_room(self, n: int) -> None:
         left = self.end - self.start
         if left + n > len(self.data):
@@ -88,80 +108,118 @@ class QueueRecords:
 
 
 class TxQueueMerge:
-    """Port N's TX queues merged as their lcores send: each step writes the records
-    whose place in the merge is certain, with ``write(data, records)``. With
-    ``placed``, keeps each record's queue (:meth:`places`)."""
+    """Port N's TX queues merged as their lcores send (queue k: ``queues[k]``, what its
+    writer appends): each step takes the records whose place in the merge is certain."""
 
-    def __init__(self, queues: int, pcapng: bool, placed: bool = False):
+    def __init__(self, queues: int, pcapng: bool):
         if queues > MAX_QUEUES:
             raise SimError(f"{queues} lcores: the merge of a port's TX queues takes at most {MAX_QUEUES}")
         self.queues = [QueueRecords() for _ in range(queues)]
         self.open = np.ones(queues, np.uint8)        # the queue's lcore may still send
+        self.floor = np.zeros(queues, np.uint64)     # and then no earlier time stamp than this (records' units)
         self._pcapng = pcapng
-        self._carry = np.zeros(queues, np.uint64)    # the definition's running maximum, across steps
-        self._sources: list[np.ndarray] | None = [] if placed else None
+        self._carry = np.zeros(queues, np.uint64)    # the latest time stamp taken from each queue
         self._out = np.empty(0, np.uint8)
 
     def close(self, queue: int) -> None:
         """Queue ``queue``'s lcore sends no more."""
         self.open[queue] = 0
 
-    def step(self) -> tuple[np.ndarray, int]:
+    def step(self) -> tuple[np.ndarray, int, np.ndarray]:
         """Take every record whose place is certain: their bytes (valid until the next
-        step) and how many."""
+        step), how many, and the queue of each."""
         total = sum(q.waiting for q in self.queues)
         if len(self._out) < total:
             self._out = np.empty(max(total, 2 * len(self._out)), np.uint8)
         datas = [q.data[:q.end] for q in self.queues]
         positions = np.array([q.start for q in self.queues], np.int64)
-        n, used, source = merge_queues(datas, positions, self.open, self._pcapng, self._carry, self._out)
+        n, used, source = merge_queues(datas, positions, self._carry, self.floor, self.open, self._pcapng, self._out)
         for q, position in zip(self.queues, positions.tolist()):
             q.start = position
-        if self._sources is not None and n:
-            self._sources.append(source)
-        return self._out[:used], n
+        return self._out[:used], n, source
 
-    def places(self) -> list[np.ndarray]:
-        """Per queue, the place in the merge of each of its records so far."""
-        merged = np.concatenate(self._sources) if self._sources else np.zeros(0, np.uint8)
-        return [np.flatnonzero(merged == f) for f in range(len(self.queues))]
+    def hand_over(self) -> tuple:
+        """What the merge holds for the steps after this one — the records waiting, which
+        queues are open, the running maxima — taken out (``--jobs``: the process of the
+        next chunk takes it over)."""
+        return [q.take_all() for q in self.queues], self.open.copy(), self._carry.copy()
+
+    def take_over(self, state: tuple) -> None:
+        """Continue from ``hand_over``'s ``state``: its records before those waiting here."""
+        waiting, open_, carry = state
+        for queue, records in zip(self.queues, waiting):
+            queue.prepend(records)
+        self.open &= open_
+        self._carry = carry
 
 
-MAX_QUEUES = 124                     # records.c's merge_queues: the queues' buffers and its own four arguments
+def time_key(ns: int | None, pcapng: bool, nanosecond: bool) -> int:
+    """A time (ns; None: not known) as the merge compares an output's records — a classic
+    pcap's (seconds, fraction) words, a pcapng's ticks — rounded down, as the writers
+    round a record's."""
+    if ns is None:
+        return 0
+    if ns == NONE_LEFT:
+        return NONE_LEFT
+    if pcapng:
+        return ns if nanosecond else ns // 1000
+    seconds, fraction = divmod(ns, 10**9)
+    return min(seconds, (1 << 32) - 1) << 32 | (fraction if nanosecond else fraction // 1000)
 
 
-def merge_queues(datas: list, positions: np.ndarray, open_: np.ndarray, pcapng: bool, carry: np.ndarray,
-                 out: np.ndarray, names: list | None = None) -> tuple[int, int, np.ndarray]:
+def places(sources: list[np.ndarray], queues: int) -> list[np.ndarray]:
+    """Per queue, the place in a merge of each of its records, from the queue of each
+    record the merge's steps took (in order)."""
+    merged = np.concatenate(sources) if sources else np.zeros(0, np.uint8)
+    return [np.flatnonzero(merged == f) for f in range(queues)]
+
+
+MAX_QUEUES = 122                     # records.c's merge_queues: the queues' buffers and its own six arguments
+
+
+def merge_queues(datas: list, positions: np.ndarray, carry: np.ndarray, floor: np.ndarray, open_: np.ndarray,
+                 pcapng: bool, out: np.ndarray, names: list | None = None) -> tuple[int, int, np.ndarray]:
     """One step of the head merge over the queues' records ``datas[f][positions[f]:]``
-    (``open_[f]``: queue f may still grow; ``carry[f]``: the latest time stamp taken
-    from it so far), into ``out`` (as many as fit): how many records, their bytes, each
-    one's queue. ``positions`` and ``carry`` are moved on. A damaged record is an error
-    naming its queue (``names[f]``, or its number)."""
+    into ``out`` (as many as fit): how many records, their bytes, each one's queue.
+    ``carry[f]``: the latest time stamp taken from queue f so far (a head's key is the
+    later of its own and that); ``open_[f]``: queue f may still grow, with keys from
+    ``floor[f]`` on — the step stops before a record that such a queue's next one could
+    precede. ``positions`` and ``carry`` are moved on. Time stamps are the records' own
+    (``records.c``'s ``head_record``). A damaged record is an error naming its queue
+    (``names[f]``, or its number)."""
     if (k := compiled.native()) is not None:
         source = np.empty(max(1, len(out) // 16), np.uint8)
-        n, used, bad = k.merge_queues(datas, positions, open_, pcapng, out, source)
+        n, used, bad = k.merge_queues(datas, positions, carry, floor, open_, pcapng, out, source)
         if bad >= 0:
             raise SimError(f"{names[bad] if names else f'TX queue {bad}'}: offset {positions[bad]}: a damaged record")
         return n, used, source[:n].copy()
-    return _merge_definition(datas, positions, open_, pcapng, carry, out)
+    return _merge_definition(datas, positions, carry, floor, open_, pcapng, out)
 
 
-def _merge_definition(datas: list, positions: np.ndarray, open_: np.ndarray, pcapng: bool, carry: np.ndarray,
-                      out: np.ndarray) -> tuple[int, int, np.ndarray]:
+def _merge_definition(datas: list, positions: np.ndarray, carry: np.ndarray, floor: np.ndarray, open_: np.ndarray,
+                      pcapng: bool, out: np.ndarray) -> tuple[int, int, np.ndarray]:
     """:func:`merge_queues` over whole arrays: the stable sort by running maximum, cut
-    where the first open queue runs out."""
+    before the first record that an open queue's next one could precede."""
     scans = [(_pcapng_blocks if pcapng else _pcap_records)(np.asarray(d), p, len(d))
              for d, p in zip(datas, positions.tolist())]
     keys = [np.maximum.accumulate(np.maximum(time, c)) if len(time) else time
             for (_, time, _), c in zip(scans, carry.tolist())]
     queue = np.concatenate([np.full(len(key), f, np.int64) for f, key in enumerate(keys)])
     place = np.concatenate([np.arange(len(key)) for key in keys])
-    order = np.lexsort((place, queue, np.concatenate(keys)))
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    cut, last = len(order), np.cumsum([len(key) for key in keys]) - 1
-    for f in np.flatnonzero(open_).tolist():      # an open queue's last record: what it sends next may follow
-        cut = min(cut, int(rank[last[f]]) + 1 if len(keys[f]) else 0)
+    key = np.concatenate(keys)
+    order = np.lexsort((place, queue, key))
+    # an open queue's next record: key at least its bound, after its own records
+    bounds = sorted((max(int(floor[f]), int(carry[f]), int(keys[f][-1]) if len(keys[f]) else 0), f)
+                    for f in np.flatnonzero(open_).tolist())
+    allowed = np.ones(len(order), bool)
+    if bounds:
+        first, second = bounds[0], bounds[1] if len(bounds) > 1 else (None, None)
+        k, q = key[order], queue[order]
+        mine = q == first[1]               # a queue's own next record comes after all of its records
+        for (bound, f), rows in ((first, ~mine), (second, mine)):
+            if bound is not None:
+                allowed[rows] = (k[rows] < np.uint64(bound)) | ((k[rows] == np.uint64(bound)) & (q[rows] < f))
+    cut = int(np.argmin(allowed)) if not allowed.all() else len(order)
     taken = order[:cut]
     source = queue[taken]
     bases = np.cumsum([0, *(len(d) for d in datas)])
@@ -190,20 +248,18 @@ def merge_tx_queues(paths: list[Path], target: Path, positions: bool = False) ->
         pcapng = sizes[0] >= 4 and struct.unpack("<I", first.read(4))[0] == SHB
     out = np.empty(_GATHER if compiled.native() is not None else sum(sizes), np.uint8)
     closed, carry, sources = np.zeros(len(paths), np.uint8), np.zeros(len(paths), np.uint64), []
+    floor = np.zeros(len(paths), np.uint64)
     datas = [np.memmap(path, np.uint8, mode="r") if size else np.zeros(0, np.uint8) for path, size in zip(paths, sizes)]
     at = np.array([_first_record(data, pcapng) for data in datas], np.int64)
     with AtomicFile(target) as written:
         written.file.write(datas[0][:at[0]])
         while True:
-            n, used, source = merge_queues(datas, at, closed, pcapng, carry, out, paths)
+            n, used, source = merge_queues(datas, at, carry, floor, closed, pcapng, out, paths)
             if not n:
                 break
             written.file.write(out[:used])
             sources.append(source)
-    if not positions:
-        return None
-    merged = np.concatenate(sources) if sources else np.zeros(0, np.uint8)
-    return [np.flatnonzero(merged == f) for f in range(len(paths))]
+    return places(sources, len(paths)) if positions else None
 
 
 def _first_record(data, pcapng: bool) -> int:

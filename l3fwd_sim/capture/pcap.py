@@ -50,6 +50,7 @@ from .records import (CAPLEN, HEAD_BYTES, MAX_CAPLEN, PCAP_SECONDS, READ_BLOCK, 
 from .location import as_location, is_url, open_binary
 from .reading import Reading
 from .source import Source
+from .time_floor import scan_floor
 
 _MAGIC = {0xA1B2C3D4: False, 0xA1B23C4D: True}   # magic -> nanosecond timestamps
 _OTHER_FORMATS = {b"\x28\xb5\x2f\xfd": "zstd-compressed", b"BZh": "bzip2-compressed",
@@ -90,6 +91,7 @@ class PcapReader:
         self.truncated_at: int | None = None  # file offset of a record cut short by EOF
         self.nanosecond = False
         self.records_read = 0             # records handed out so far
+        self._floor = None                # time_floor's, once asked (False: none)
         self._open()
 
     @property
@@ -166,6 +168,15 @@ class PcapReader:
         record read once can be found again in the file mapped into memory (where a
         record is cut to the snaplen, its bytes read differ: see ``position``)."""
         return self.seekable and self._plain and self._order == "<" and not is_url(self.path)
+
+    def time_floor(self) -> int | None:
+        """The earliest time stamp (ns) of a record not handed over yet (``time_floor.py``):
+        known for a mappable file (its record headers walked once, when first asked);
+        None otherwise."""
+        if self._floor is None:
+            self._floor = (self.mappable and scan_floor(np.memmap(self.path, np.uint8, mode="r"), 24,
+                                                        self.nanosecond)) or False
+        return self._floor.at(self.records_read) if self._floor else None
 
     @property
     def position(self) -> int:

@@ -176,12 +176,15 @@ static inline int64_t head_record(const struct queue_file *q, int pcapng, uint64
 
 /* merge.TxQueueMerge: the k TX queues of one port as one capture — each step takes
  * the queue head with the earliest time stamp, ties to the lower queue, so each queue's
- * records keep their order (a TX queue is a FIFO). From each q[f].pos (moved on as
- * records are taken), records are copied to `out` until the next does not fit its
- * `capacity`, `room` records were taken, every queue is empty or an open queue is (what
- * its lcore sends next may come first); source[i] is the queue of the i-th record taken.
- * Returns the records taken (their bytes in *used), or -1 when queue *bad holds a
- * damaged record at its pos. */
+ * records keep their order (a TX queue is a FIFO). A head's key is the latest time
+ * stamp of its queue so far (q[f].carry, moved on): the merge's definition, the stable
+ * sort by each record's running maximum, which a record earlier than one before it in
+ * its queue waits for. From each q[f].pos (moved on as records are taken), records are
+ * copied to `out` until the next does not fit its `capacity`, `room` records were taken,
+ * every queue is empty, or an open queue is empty whose next record may come first (its
+ * key can be as low as its carry or its floor: the earliest time stamp its lcore may
+ * still send). source[i] is the queue of the i-th record taken. Returns the records
+ * taken (their bytes in *used), or -1 when queue *bad holds a damaged record at its pos. */
 int64_t merge_queues(struct queue_file *q, int64_t k, int pcapng, uint8_t *out, int64_t capacity,
                      uint8_t *source, int64_t room, int64_t *used, int64_t *bad)
 {
@@ -193,17 +196,26 @@ int64_t merge_queues(struct queue_file *q, int64_t k, int pcapng, uint8_t *out, 
             return -1;
         }
     while (n < room) {
-        int64_t best = -1, waiting = 0;
+        int64_t best = -1;
+        uint64_t key = 0;
         for (int64_t f = 0; f < k; f++) {      /* strictly earlier wins: a tie keeps the lower queue */
-            waiting |= length[f] == 0 && q[f].open;
-            if (length[f] > 0 && (best < 0 || ts[f] < ts[best]))
+            uint64_t head = ts[f] > q[f].carry ? ts[f] : q[f].carry;
+            if (length[f] > 0 && (best < 0 || head < key)) {
                 best = f;
+                key = head;
+            }
+        }
+        int waiting = 0;
+        for (int64_t f = 0; f < k && best >= 0; f++) {
+            uint64_t bound = q[f].floor > q[f].carry ? q[f].floor : q[f].carry;
+            waiting |= length[f] == 0 && q[f].open && (bound < key || (bound == key && f < best));
         }
         if (best < 0 || waiting || at + length[best] > capacity)
             break;
         memcpy(out + at, q[best].data + q[best].pos, (size_t)length[best]);
         at += length[best];
         q[best].pos += length[best];
+        q[best].carry = key;
         source[n++] = (uint8_t)best;
         if ((length[best] = head_record(&q[best], pcapng, &ts[best])) < 0)
             break;                          /* the records before it first: the next call reports it */

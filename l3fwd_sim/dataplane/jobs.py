@@ -10,18 +10,28 @@ once, then writes its records there (``pwrite``) while the next process goes on.
 files hold the chunks in order, no output is ever copied, and the writes overlap. This
 process is number 0 (and holds the files); the TX calls of every chunk are replayed in
 chunk order into the one TX model, and the counters added up.
+
+Several lcores are forked once, all of them in every process: a chunk is then each
+lcore's share of the same polling rounds (its own, in its own queues), forwarded into
+its TX queues in memory, and the token also carries the merge of each port's queues
+(``merged.py``): a process takes over what waited at the end of the chunk before,
+merges its chunk's records after it, hands on what must wait for the next chunk, then
+writes. An lcore that received nothing in a chunk is done (its queues are drained): its
+queues close, and the chunk in which every lcore is done ends the merge.
 """
 from __future__ import annotations
 
 import itertools
 import multiprocessing
-from dataclasses import replace
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
 from multiprocessing.connection import wait
 from typing import Callable
 
 from ..capture.writers import PortOutputs
 from ..errors import SimError
 from .lcore import Lcore, main_loop, open_readers, report_inputs
+from .merged import MergedPorts
 from . import polling
 from .stats import RunStats
 from .trace import BurstTracer, Spool
@@ -30,35 +40,53 @@ from .tx import TxLog, TxModel
 _ABORTED = "another --jobs process failed"
 
 
+@dataclass
+class _Merging:
+    """The token of several lcores' chunks: where each port's file ends, records written
+    to it so far, each port's merge as the chunks before left it
+    (``TxQueueMerge.hand_over``), and whether every lcore is done."""
+    ends: dict[int, int]
+    merges: dict[int, tuple] | None = None
+    done: bool = False
+
+
 class _Turn:
     """A process's turn to place a chunk in the shared outputs. The token from the
     process before it in the ring is where each port's file ends after the chunks
-    before; it is passed on at once with this chunk's bytes added, and the chunk's
-    records are then written at their offsets while the next process goes on (a chunk is
-    one super-burst: ``run_jobs`` sizes it so). ``results`` (process 0 only) are the
-    workers' result pipes, watched while waiting so that a worker's failure ends the wait."""
+    before (several lcores: with the merges' state, ``_Merging``); it is passed on as
+    soon as this chunk's place is known, and the chunk's records are then written at
+    their offsets while the next process goes on (a chunk is one super-burst per lcore:
+    ``run_jobs`` sizes it so). ``results`` (process 0 only) are the workers' result
+    pipes, watched while waiting so that a worker's failure ends the wait."""
 
     def __init__(self, receive, send, results=None):
         self._receive, self._send, self._results = receive, send, results
         self.taken = False
 
-    def reserve(self, sizes: dict[int, int]) -> dict[int, int]:
-        """Each port's file offset for ``sizes[port]`` bytes of this chunk."""
+    def take(self):
+        """The token, once the process before has passed it on."""
         if self.taken:
             raise AssertionError("a --jobs chunk is one super-burst")
         self.taken = True
         while self._results is not None and self._receive not in wait([self._receive, *self._results.pending]):
             self._results.collect_ready()
         try:
-            offsets = self._receive.recv()
+            return self._receive.recv()
         except EOFError:                          # the process before failed: say why, if it did
             if self._results is not None:
                 self._results.collect_all()
             raise SimError(_ABORTED) from None
+
+    def pass_on(self, token) -> None:
         try:
-            self._send.send({port: end + sizes.get(port, 0) for port, end in offsets.items()})
-        except BrokenPipeError:                   # the next process is gone: it found its chunk empty
+            self._send.send(token)
+        except BrokenPipeError:                   # the next process is gone: it found its chunk past the end
             pass
+
+    def reserve(self, sizes: dict[int, int]) -> dict[int, int]:
+        """Each port's file offset for ``sizes[port]`` bytes of this chunk (one lcore)."""
+        offsets = self.take()
+        self.pass_on({port: end + sizes.get(port, 0) for port, end in offsets.items()})
         return offsets
 
 
@@ -89,32 +117,83 @@ class _Results:
             raise SimError(result[1])
 
 
-def _forward_share(k: int, jobs: int, lcore: Lcore, outputs: PortOutputs, stats: RunStats, rounds: int,
-                   receive, send, spool: Spool | None, results=None) -> dict[int, TxLog]:
-    """Forward process ``k``'s chunks (``rounds`` polling rounds each); returns the TX
-    calls of each chunk by chunk number. When tracing, each chunk's first packets go to
-    ``spool`` (the first ``limit`` of the whole run are among them)."""
-    logs = {}
-    tracing = lcore.tracing
-    with open_readers(lcore.inputs, lcore.captures) as readers:
-        position = 0                                  # polling rounds the readers are past
+@dataclass
+class _Share:
+    """What a process forwards: the lcores (``rounds[l]`` polling rounds of lcore l a
+    chunk), each into ``outputs[l]`` counting into ``stats[l]`` and tracing into
+    ``spools[l]``; with several lcores, ``ports`` merges their TX queues."""
+    lcores: list[Lcore]
+    rounds: list[int]
+    outputs: list[PortOutputs]
+    stats: list[RunStats]
+    spools: list[Spool | None]
+    ports: MergedPorts | None
+
+
+def _forward_share(k: int, jobs: int, share: _Share, receive, send, results=None) -> tuple[dict, dict]:
+    """Forward process ``k``'s chunks; returns the TX calls of each (lcore, chunk) and,
+    when the merge keeps them, the queue of every record written per chunk and port.
+    When tracing, each chunk's first packets go to the lcore's spool (the first
+    ``limit`` of the whole run are among them)."""
+    logs, sources = {}, {}
+    past = [0] * len(share.lcores)                     # polling rounds each lcore's readers are past
+    with ExitStack() as stack:
+        readers = [stack.enter_context(open_readers(lcore.inputs, lcore.captures)) for lcore in share.lcores]
         for chunk in itertools.count(k, jobs):
-            first = chunk * rounds - position
-            turn, log = _Turn(receive, send, results), TxLog()
-            tracer = tracing and BurstTracer(tracing.limit, tracing.lcore, tracing.rx_queues, lcore.tx_ports,
-                                             spool.append, position * len(lcore.inputs))
-            main_loop(lcore, polling.receive(readers, lcore.rx_burst, lcore.chunk_packets, (first, first + rounds)),
-                      outputs, stats, log, turn, tracer)
-            position = (chunk + 1) * rounds
-            if not turn.taken:                        # an empty chunk: every input is read
+            turn = _Turn(receive, send, results)
+            received = []
+            for n, (lcore, rounds, stats, spool) in enumerate(zip(share.lcores, share.rounds, share.stats,
+                                                                   share.spools)):
+                first, log, before = chunk * rounds - past[n], TxLog(), sum(stats.queue_rx)
+                tracing = lcore.tracing
+                tracer = tracing and BurstTracer(tracing.limit, tracing.lcore, tracing.rx_queues, lcore.tx_ports,
+                                                 spool.append, past[n] * len(lcore.inputs))
+                main_loop(lcore, polling.receive(readers[n], lcore.rx_burst, lcore.chunk_packets,
+                                                 (first, first + rounds)),
+                          share.outputs[n], stats, log, None if share.ports else turn, tracer)
+                past[n] = (chunk + 1) * rounds
+                received.append(sum(stats.queue_rx) - before)
+                if received[-1]:
+                    logs[n, chunk] = log
+                    if tracer:
+                        spool.end_chunk(chunk, tracer.traced, tracer.sent)
+                        stats.traced += tracer.traced
+            if share.ports is not None:
+                share.ports.set_floors(readers)
+                if not _merge_chunk(share.ports, turn, received, chunk, sources):
+                    break
+            elif not received[0]:                 # past the end of every input
                 break
-            logs[chunk] = log
-            if tracer:
-                spool.end_chunk(chunk, tracer.traced, tracer.sent)
-                stats.traced += tracer.traced
+            elif not turn.taken:                  # every packet dropped before TX: the chunk's place is empty
+                turn.reserve({})
         if k == 0:
-            report_inputs(readers, stats)
-    return logs
+            for reader, stats in zip(readers, share.stats):
+                report_inputs(reader, stats)
+    return logs, sources
+
+
+def _merge_chunk(ports: MergedPorts, turn: _Turn, received: list[int], chunk: int, sources: dict) -> bool:
+    """The merge of a chunk: the merges as the chunk before left them, then this chunk's
+    records; what is certain written at the place the token gives, what must wait handed
+    on. False past the end (the token said every lcore was done)."""
+    token = turn.take()
+    if token.done:
+        turn.pass_on(token)
+        return False
+    if token.merges is not None:
+        for port, merge in ports.merges.items():
+            merge.take_over(token.merges[port])
+    for lcore, packets in enumerate(received):
+        if not packets:
+            ports.close(lcore)
+    taken = ports.take()
+    done = not any(received)
+    turn.pass_on(_Merging({port: end + len(taken[port][0]) for port, end in token.ends.items()},
+                          {port: merge.hand_over() for port, merge in ports.merges.items()}, done))
+    ports.write(taken, token.ends)
+    if ports.sources is not None:
+        sources[chunk] = {port: ports.sources[port][-1:] if taken[port][1] else [] for port in taken}
+    return not done
 
 
 def _ring_ends(ring, k: int, jobs: int):
@@ -142,62 +221,84 @@ def _send_outcome(conn, work: Callable[[], object]) -> None:
         conn.close()
 
 
-def _worker(k, jobs, lcore, outputs, parent_stats, rounds, ring, result, spool) -> None:
+def _worker(k, jobs, share: _Share, ring, result) -> None:
     receive, send = _ring_ends(ring, k, jobs)
 
     def work():
-        stats = parent_stats.empty_like()
-        logs = _forward_share(k, jobs, lcore, outputs, stats, rounds, receive, send, spool)
-        return k, stats, logs, spool and spool.segments
+        share.stats = [stats.empty_like() for stats in share.stats]
+        logs, sources = _forward_share(k, jobs, share, receive, send)
+        return k, share.stats, logs, sources, [spool and spool.segments for spool in share.spools]
     _send_outcome(result, work)
 
 
-def run_jobs(lcore: Lcore, jobs: int, outdir, stats: RunStats, tx_model: TxModel) -> list[Spool]:
-    """Forward with ``jobs`` processes into ``outdir``, counting into ``stats`` and
-    ``tx_model`` exactly as one process would; returns the trace spools (when tracing)."""
-    rounds = max(1, lcore.chunk_packets // (lcore.rx_burst * len(lcore.inputs)))
-    lcore = replace(lcore, chunk_packets=rounds * lcore.rx_burst * len(lcore.inputs))   # a chunk: one super-burst
+def run_jobs(lcores: list[Lcore], jobs: int, outdir, stats: list[RunStats], tx_models: list[TxModel],
+             ports: MergedPorts | None = None) -> list[list[Spool]]:
+    """Forward ``lcores`` with ``jobs`` processes, counting into ``stats`` and
+    ``tx_models`` (one each) exactly as one process would: one lcore into its files in
+    ``outdir``, several into ``ports`` (their TX queues merged: ``merged.py``), which
+    keeps the places of the records when it keeps sources. Returns each lcore's trace
+    spools (when tracing)."""
+    # a chunk: the same polling rounds of every lcore, one super-burst each
+    rounds = [max(1, lcore.chunk_packets // (lcore.rx_burst * max(1, len(lcore.inputs)))) for lcore in lcores]
+    lcores = [replace(lcore, chunk_packets=n * lcore.rx_burst * max(1, len(lcore.inputs)))
+              for lcore, n in zip(lcores, rounds)]
     ctx = multiprocessing.get_context("fork")     # workers inherit the tables and the open outputs
-    outputs = PortOutputs(outdir, lcore.tx_ports, lcore.nanosecond, lcore.output_name, lcore.output_format)
+    if ports is None:
+        lcore = lcores[0]
+        outputs = [PortOutputs(outdir, lcore.tx_ports, lcore.nanosecond, lcore.output_name, lcore.output_format)]
+        writers = outputs[0]
+    else:
+        outputs, writers = [ports.queue_outputs(n) for n in range(len(lcores))], ports
     workers = []
-    spools = [Spool.create(outdir) for _ in range(jobs)] if lcore.tracing else []   # one per process
+    spools = [[Spool.create(outdir) for _ in range(jobs)] if lcore.tracing else [] for lcore in lcores]
     try:
-        outputs.flush()                           # the file headers, written once
+        for writer in writers.writers.values():   # the file headers, written once
+            writer.flush()
         ring = [ctx.Pipe(duplex=False) for _ in range(jobs)]       # (receive, send) of the token into process k
-        ring[0][1].send(outputs.header_bytes())   # process 0 starts with the token: records start after the headers
-        worker_lcore = replace(lcore, progress=None, captures=None)     # workers open the inputs again
+        ends = {port: writer.header_bytes for port, writer in writers.writers.items()}
+        ring[0][1].send(ends if ports is None else _Merging(ends))  # process 0 starts: records after the headers
         for k in range(1, jobs):
             receive_result, send_result = ctx.Pipe(duplex=False)
-            process = ctx.Process(target=_worker, daemon=True,
-                                  args=(k, jobs, worker_lcore, outputs, stats, rounds, ring, send_result,
-                                        spools[k] if spools else None))
+            share = _Share([replace(lcore, progress=None, captures=None) for lcore in lcores],   # inputs opened again
+                           rounds, outputs, stats, [each[k] if each else None for each in spools], ports)
+            process = ctx.Process(target=_worker, daemon=True, args=(k, jobs, share, ring, send_result))
             process.start()
             send_result.close()
             workers.append((process, receive_result))
         receive, send = _ring_ends(ring, 0, jobs)
-        if lcore.progress:                        # this process sees about 1/jobs of the bytes
-            progress = lcore.progress
-            lcore = replace(lcore, progress=lambda done, total: progress(min(done * jobs, total), total))
+        mine = lcores
+        if lcores[0].progress:                    # this process sees about 1/jobs of the bytes
+            progress = lcores[0].progress
+            mine = [replace(lcores[0], progress=lambda done, total: progress(min(done * jobs, total), total))]
         results = _Results([conn for _, conn in workers])
-        logs = _forward_share(0, jobs, lcore, outputs, stats, rounds, receive, send, spools and spools[0], results)
+        logs, sources = _forward_share(0, jobs, _Share(mine, rounds, outputs, stats,
+                                                       [each[0] if each else None for each in spools], ports),
+                                       receive, send, results)
         for status, payload in results.collect_all():
             if status != "ok":
                 raise SimError(payload)
-            k, worker_stats, worker_logs, segments = payload
-            stats.merge(worker_stats)
+            k, worker_stats, worker_logs, worker_sources, segments = payload
+            for total, each in zip(stats, worker_stats):
+                total.merge(each)
             logs.update(worker_logs)
-            if spools:
-                spools[k].segments = segments
-        for chunk in sorted(logs):
-            logs[chunk].replay(tx_model)
-        outputs.commit()
+            sources.update(worker_sources)
+            for each, segment in zip(spools, segments):
+                if each:
+                    each[k].segments = segment
+        for n, chunk in sorted(logs):
+            logs[n, chunk].replay(tx_models[n])
+        if ports is not None and ports.sources is not None:
+            ports.sources = {port: [source for chunk in sorted(sources) for source in sources[chunk][port]]
+                             for port in ports.tx_ports}
+        writers.commit()
         return spools
     except BaseException:
         for process, _ in workers:
             process.kill()
-        outputs.abort()
-        for spool in spools:
-            spool.remove()
+        writers.abort()
+        for each in spools:
+            for spool in each:
+                spool.remove()
         raise
     finally:
         for process, _ in workers:

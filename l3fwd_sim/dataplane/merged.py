@@ -15,7 +15,8 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from ..capture.atomic import Committable
-from ..capture.merge import TxQueueMerge
+from ..capture.merge import TxQueueMerge, places, time_key
+from ..capture.time_floor import NONE_LEFT
 from ..capture.writers import PortOutputs, open_writer
 from .lcore import Lcore, LcoreTrace, bursts, open_readers, report_inputs
 from .polling import receive
@@ -30,8 +31,9 @@ class MergedPorts(Committable):
     def __init__(self, outdir: Path, tx_ports: list[int], lcores: int, nanosecond: bool, output_format: str,
                  placed: bool = False):
         self._outdir, self._format, self._nanosecond = Path(outdir), output_format, nanosecond
-        self.tx_ports = tx_ports
-        self.merges = {port: TxQueueMerge(lcores, output_format == "pcapng", placed) for port in tx_ports}
+        self.tx_ports, self.lcores = tx_ports, lcores
+        self.merges = {port: TxQueueMerge(lcores, output_format == "pcapng") for port in tx_ports}
+        self.sources: dict[int, list] | None = {port: [] for port in tx_ports} if placed else None
         self.writers = {}
         try:
             for port in tx_ports:
@@ -51,16 +53,43 @@ class MergedPorts(Committable):
         for merge in self.merges.values():
             merge.close(k)
 
+    def set_floors(self, readers: list) -> None:
+        """Before a step: for each lcore that may still send and has a TX queue with
+        nothing waiting, the earliest time stamp its RX queues (``readers[k]``: (port,
+        reader) each) may still hand over — the merge need not wait for what it sends
+        next where the records waiting are earlier (``capture/time_floor.py``)."""
+        for k, queues in enumerate(readers):
+            if any(merge.open[k] and not merge.queues[k].waiting for merge in self.merges.values()):
+                floors = [reader.time_floor() for _, reader in queues]
+                key = time_key(None if None in floors else min(floors, default=NONE_LEFT), self._format == "pcapng",
+                               self._nanosecond)
+                for merge in self.merges.values():
+                    merge.floor[k] = key
+
     def step(self) -> None:
         """Write every record whose place is certain."""
-        for port, merge in self.merges.items():
-            data, n = merge.step()
-            if n:
-                self.writers[port].write_parts([data], n)
+        self.write(self.take())
 
-    def places(self) -> dict[int, list]:
-        """Per port, per TX queue: the place in the port's file of each of its records."""
-        return {port: merge.places() for port, merge in self.merges.items()}
+    def take(self) -> dict[int, tuple]:
+        """Per port, the records whose place is certain: (bytes, how many, each one's
+        queue), valid until the next step."""
+        taken = {port: merge.step() for port, merge in self.merges.items()}
+        if self.sources is not None:
+            for port, (_, n, source) in taken.items():
+                if n:
+                    self.sources[port].append(source)
+        return taken
+
+    def write(self, taken: dict[int, tuple], at: dict[int, int] | None = None) -> None:
+        """Append what ``take`` took (``--jobs``: write it at file offsets ``at``)."""
+        for port, (data, n, _) in taken.items():
+            if n:
+                self.writers[port].write_parts([data], n, None if at is None else at[port])
+
+    def places(self, sources: dict[int, list] | None = None) -> dict[int, list]:
+        """Per port, per TX queue: the place in the port's file of each of its records
+        (from ``sources``: per port, the queue of each record taken, in order)."""
+        return {port: places(each, self.lcores) for port, each in (sources or self.sources).items()}
 
     def commit(self) -> None:
         for writer in self.writers.values():
@@ -78,18 +107,19 @@ def forward_merged(lcores: list[Lcore], ports: MergedPorts, outdir: Path, stats:
     traces: list[LcoreTrace] = []
     try:
         with ExitStack() as stack:
-            loops = {}
+            loops, readers = {}, []
             for k, lcore in enumerate(lcores):
                 traces.append(LcoreTrace(lcore, outdir))
-                readers = stack.enter_context(open_readers(lcore.inputs, lcore.captures))
-                loops[k] = (readers, bursts(lcore, receive(readers, lcore.rx_burst, lcore.chunk_packets),
-                                            ports.queue_outputs(k), stats[k], tx[k], trace=traces[k].tracer))
+                readers.append(stack.enter_context(open_readers(lcore.inputs, lcore.captures)))
+                loops[k] = bursts(lcore, receive(readers[k], lcore.rx_burst, lcore.chunk_packets),
+                                  ports.queue_outputs(k), stats[k], tx[k], trace=traces[k].tracer)
             while loops:
-                for k, (readers, loop) in list(loops.items()):
+                for k, loop in list(loops.items()):
                     if next(loop, StopIteration) is StopIteration:
-                        report_inputs(readers, stats[k])
+                        report_inputs(readers[k], stats[k])
                         ports.close(k)
                         del loops[k]
+                ports.set_floors(readers)
                 ports.step()
         ports.commit()
         return [trace.finish(each) for trace, each in zip(traces, stats)]

@@ -30,6 +30,7 @@ from .. import compiled
 from ..capture import kernels
 from ..capture.offline import OpenCaptures, open_offline
 from ..capture.pcap import PcapReader
+from ..capture.time_floor import TimeFloor, record_times
 from ..capture.records import (CAPLEN, MAX_CAPLEN, RECORD_ROW, RecordBatch, copy_padded, header_field,
                                libpcap_snaplen, padded)
 from ..errors import SimError
@@ -244,6 +245,7 @@ class IndexedQueue:
         self._next = 0
         self._file = self._index.data
         self._rows = np.empty((0, RECORD_ROW), np.uint8)     # a batch's rows: reused, valid until the next read
+        self._floor: TimeFloor | None = None
         self.path, self.nanosecond, self.file_format = share.path, self._index.nanosecond, "pcap"
 
     def read(self, max_records: int) -> RecordBatch:
@@ -269,6 +271,13 @@ class IndexedQueue:
         return self._index.cut_short if self._share.queue == 0 else None
 
     rx_errors = 0            # a mapped capture is a classic pcap: every record reads
+
+    def time_floor(self) -> int:
+        """The earliest time stamp (ns) of this queue's records not read yet
+        (``capture/time_floor.py``), from the mapping (worked out when first asked)."""
+        if self._floor is None:
+            self._floor = TimeFloor(record_times(self._file, self._index.offsets[self._mine], self.nanosecond))
+        return self._floor.at(self._next)
 
     def close(self) -> None:
         self._file = None
@@ -321,6 +330,10 @@ class RssQueue:
     def rx_errors(self) -> int:
         """The capture's read errors, told once for all its queues."""
         return self._reader.rx_errors if self._share.queue == 0 else 0
+
+    def time_floor(self) -> None:
+        """Not known: the queue's records are found as the capture is read."""
+        return None
 
     def close(self) -> None:
         self._reader.close()

@@ -264,7 +264,7 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
 
     # several lcores: port<N> is the merge of the port's TX queues, written straight from memory
     # (merged.py) unless the per-queue files are asked for (written here) or needed (--jobs, --cluster: hidden)
-    in_memory = several and opt.merge and not opt.per_queue and opt.cluster is None and opt.jobs == 1
+    in_memory = several and opt.merge and not opt.per_queue and opt.cluster is None
     queue_dir = outdir if not several or opt.per_queue or not opt.merge else outdir / ".queues"
     queue_dir.mkdir(exist_ok=True)
 
@@ -295,7 +295,7 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
                                  None if several else opt.progress)
         elif jobs > 1 and lcore.inputs:
             from ..dataplane.jobs import run_jobs
-            spools = run_jobs(lcore, jobs, queue_dir, lcore_stats, tx_model)
+            spools, = run_jobs([lcore], jobs, queue_dir, [lcore_stats], [tx_model])
         else:
             spools = forward_all(lcore, queue_dir, lcore_stats, tx_model)
         tx_model.drain()
@@ -308,8 +308,12 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
             from ..dataplane.merged import MergedPorts, forward_merged
             made = [make_lcore(lc) for lc in lcores.ids]
             ports = MergedPorts(outdir, tx_ports, len(lcores.ids), nanosecond, fmt, placed)
-            spools = forward_merged([lcore for lcore, _, _ in made], ports, outdir, [s for _, s, _ in made],
-                                    [tx_model for _, _, tx_model in made])
+            each = [lcore for lcore, _, _ in made], [s for _, s, _ in made], [tx_model for _, _, tx_model in made]
+            if opt.jobs > 1:                      # forked once: every process forwards a share of each lcore's rounds
+                from ..dataplane.jobs import run_jobs
+                spools = run_jobs(each[0], opt.jobs, outdir, each[1], each[2], ports)
+            else:
+                spools = forward_merged(each[0], ports, outdir, each[1], each[2])
             for _, _, tx_model in made:
                 tx_model.drain()
             per_lcore = [(lcore_stats, tx_model, each) for (_, lcore_stats, tx_model), each in zip(made, spools)]

@@ -22,7 +22,7 @@ from twins import KERNELS
 
 from forwarding import REPO
 from l3fwd_sim import RunOptions, compiled, run
-from l3fwd_sim.capture.merge import TxQueueMerge, merge_tx_queues
+from l3fwd_sim.capture.merge import TxQueueMerge, merge_tx_queues, places
 from l3fwd_sim.capture.offline import open_offline
 from l3fwd_sim.capture.pcap import PcapWriter
 from l3fwd_sim.capture.pcapng_writer import PcapngWriter
@@ -85,7 +85,8 @@ def test_merge_in_steps_as_queues_fill_is_the_whole_merge(tmp_path, counts, spre
     """Records sent in random pieces, queues closing at random, a step after any send:
     what the steps write, in order, is the merge of the complete queues (a step that
     wrote past an open queue that is empty would put a record before one sent later
-    that comes first)."""
+    that comes first) — also when, between steps, another merge takes over what one
+    holds (``--jobs``: the next chunk's process)."""
     rng = random.Random(seed)
     queues = [[(rng.randbytes(rng.choice([0, 14, 60, 100, 1514])), T0 + rng.randrange(spread) * 1000)
                for _ in range(n)] for n in counts]
@@ -98,27 +99,36 @@ def test_merge_in_steps_as_queues_fill_is_the_whole_merge(tmp_path, counts, spre
     written = {}
     for choice in KERNELS:
         with compiled.using(choice):
-            merge = TxQueueMerge(len(queues), fmt == "pcapng", placed=True)
-            sent, out = [0] * len(queues), []
+            merge = TxQueueMerge(len(queues), fmt == "pcapng")
+            sent, out, sources, state = [0] * len(queues), [], [], None
             steps = random.Random(seed + 1)
-            while any(merge.open):
+            while True:
+                closed = [not merge.open[q] or state is not None and not state[1][q] for q in range(len(queues))]
+                if all(closed) and state is None:
+                    break
                 q = steps.randrange(len(queues))
-                if not merge.open[q]:
-                    continue
-                take = steps.randrange(0, 4)
-                records = starts[q][sent[q]:sent[q] + take + 1]
-                if take and len(records) > 1:
-                    merge.queues[q].write(bodies[q][records[0]:records[-1]])
-                    sent[q] += len(records) - 1
-                elif sent[q] == len(queues[q]):
-                    merge.close(q)
-                data, n = merge.step()
+                if not closed[q]:
+                    take = steps.randrange(0, 4)
+                    records = starts[q][sent[q]:sent[q] + take + 1]
+                    if take and len(records) > 1:
+                        merge.queues[q].write(bodies[q][records[0]:records[-1]])
+                        sent[q] += len(records) - 1
+                    elif sent[q] == len(queues[q]):
+                        merge.close(q)
+                if state is not None:                 # what the merge before held goes before what came since
+                    merge.take_over(state)
+                    state = None
+                data, n, source = merge.step()
                 out.append(bytes(data))
+                sources.append(source)
+                if steps.random() < 0.2:              # --jobs: the next chunk's process takes over
+                    state = merge.hand_over()
+                    merge = TxQueueMerge(len(queues), fmt == "pcapng")
             written[choice] = b"".join(out)
-            places = merge.places()
+            placed = places(sources, len(queues))
         merged = [queues[q][i] for q, i in want]
         assert _frames(written[choice], fmt) == [f for f, _ in merged]
-        for q, got in enumerate(places):
+        for q, got in enumerate(placed):
             assert got.tolist() == [k for k, (qq, _) in enumerate(want) if qq == q]
     assert written["compiled"] == written["numpy"]
 
@@ -225,3 +235,20 @@ def test_no_merge_writes_only_the_tx_queue_files(tmp_path):
             placed.setdefault((record["tx_port"], queue_of[record["lcore"]]), []).append(record["tx_index"])
     for (port, queue), places in placed.items():
         assert sorted(places) == list(range(len(read_pcap_frames(tmp_path / f"port{port}.q{queue}.pcap"))))
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_traces_and_annotations_are_the_same_from_memory(tmp_path, jobs):
+    """--trace all, --annotate, --drops with several lcores: trace lines (tx_index: the
+    place in port<N>.pcapng), comments and drops from the merge in memory (one process,
+    or chunks handed on between processes) are those of the --per-queue run, whose
+    places come from its queue files."""
+    _repeating_traffic(tmp_path / "in", ports=3)
+    common = dict(inputs={p: tmp_path / "in" / f"port{p}.pcap" for p in range(3)}, rx_burst=7, chunk_packets=300,
+                  config="(0,0,0),(0,1,1),(1,0,1),(2,0,2),(2,1,0)", trace="all", annotate=True, drops=True)
+    run(RunOptions(outdir=tmp_path / "files", per_queue=True, **common))
+    run(RunOptions(outdir=tmp_path / "memory", jobs=jobs, **common))
+    names = sorted(p.name for p in (tmp_path / "memory").iterdir())
+    assert names == ["drops.pcapng", "port0.pcapng", "port1.pcapng", "port2.pcapng", "stats.json", "trace.jsonl"]
+    for name in names[:-2] + ["trace.jsonl"]:
+        assert (tmp_path / "memory" / name).read_bytes() == (tmp_path / "files" / name).read_bytes(), name
