@@ -1330,14 +1330,14 @@ static int rss_of(struct views *v, PyObject *obj, struct rss *r)
     return 1;
 }
 
-/* rss_index((l4, tables, reta), buf, pos, end, max_caplen, snap, offsets, caplen, queue) -> (n, pos, stop):
+/* rss_index((l4, tables, reta), buf, pos, end, max_caplen, snap, offsets, caplen, queue, ts) -> (n, pos, stop):
  * up to len(offsets) records */
 static PyObject *py_rss_index(PyObject *self, PyObject *args)
 {
-    PyObject *rss_o, *buf_o, *offsets_o, *caplen_o, *queue_o;
+    PyObject *rss_o, *buf_o, *offsets_o, *caplen_o, *queue_o, *ts_o;
     long long pos, end, max_caplen, snap;
-    if (!PyArg_ParseTuple(args, "OOLLLLOOO", &rss_o, &buf_o, &pos, &end, &max_caplen, &snap, &offsets_o, &caplen_o,
-                          &queue_o))
+    if (!PyArg_ParseTuple(args, "OOLLLLOOOO", &rss_o, &buf_o, &pos, &end, &max_caplen, &snap, &offsets_o, &caplen_o,
+                          &queue_o, &ts_o))
         return NULL;
     struct views v = {.n = 0};
     struct rss r;
@@ -1346,9 +1346,12 @@ static PyObject *py_rss_index(PyObject *self, PyObject *args)
     int64_t *offsets;
     uint32_t *caplen;
     uint8_t *queue;
+    uint64_t *ts;
     const struct array_arg a[] = {VEC_ARG("buf", 0, 1, &buf, &size, -1), VEC_ARG("offsets", 1, 8, &offsets, &n, -1),
-                                  VEC_ARG("caplen", 1, 4, &caplen, NULL, 1), VEC_ARG("queue", 1, 1, &queue, NULL, 1)};
-    if (!rss_of(&v, rss_o, &r) || !take_arrays(&v, (PyObject *[]){buf_o, offsets_o, caplen_o, queue_o}, a, ARGS(a)))
+                                  VEC_ARG("caplen", 1, 4, &caplen, NULL, 1), VEC_ARG("queue", 1, 1, &queue, NULL, 1),
+                                  VEC_ARG("ts", 1, 8, &ts, NULL, 1)};
+    if (!rss_of(&v, rss_o, &r) || !take_arrays(&v, (PyObject *[]){buf_o, offsets_o, caplen_o, queue_o, ts_o}, a,
+                                               ARGS(a)))
         goto fail;
     if (pos < 0 || end > size || pos > end) {
         PyErr_SetString(PyExc_ValueError, "rss_index: a range outside the buffer");
@@ -1357,7 +1360,7 @@ static PyObject *py_rss_index(PyObject *self, PyObject *args)
     int64_t after, got;
     int stop;
     Py_BEGIN_ALLOW_THREADS
-    got = rss_index(&r, buf, pos, end, n, max_caplen, snap, offsets, caplen, queue, &after, &stop);
+    got = rss_index(&r, buf, pos, end, n, max_caplen, snap, offsets, caplen, queue, ts, &after, &stop);
     Py_END_ALLOW_THREADS
     return walked(&v, got, after, stop);
 fail:
@@ -1396,7 +1399,8 @@ fail:
 
 /* merge_queues(queues, positions, carry, floor, open, pcapng, out, source) -> (records, bytes,
  * bad queue or -1): positions[f] (int64, moved on) is where what is left of queues[f]
- * starts; carry[f] (uint64, moved on), floor[f] (uint64), open[f] (uint8) as struct queue_file */
+ * starts; carry[f] (uint64, moved on), floor[f] (uint64), open[f] (uint8) as struct
+ * queue_file; out None: records counted, not copied */
 static PyObject *py_merge_queues(PyObject *self, PyObject *args)
 {
     PyObject *files_o, *positions_o, *carry_o, *floor_o, *open_o, *out_o, *source_o;
@@ -1414,11 +1418,14 @@ static PyObject *py_merge_queues(PyObject *self, PyObject *args)
     uint8_t *out, *source;
     const struct array_arg a[] = {VEC_ARG("positions", 1, 8, &positions, &npos, -1),
                                   VEC_ARG("carry", 1, 8, &carry, &ncarry, -1), VEC_ARG("floor", 0, 8, &floor, &nfloor, -1),
-                                  VEC_ARG("open", 0, 1, &open, &nopen, -1),
-                                  VEC_ARG("out", 1, 1, &out, &capacity, -1), VEC_ARG("source", 1, 1, &source, &room, -1)};
-    if (!take_arrays(&v, (PyObject *[]){positions_o, carry_o, floor_o, open_o, out_o, source_o}, a, ARGS(a))
+                                  VEC_ARG("open", 0, 1, &open, &nopen, -1), VEC_ARG("source", 1, 1, &source, &room, -1)};
+    if (!take_arrays(&v, (PyObject *[]){positions_o, carry_o, floor_o, open_o, source_o}, a, ARGS(a))
             || !check_length(npos, k, "positions") || !check_length(ncarry, k, "carry")
             || !check_length(nfloor, k, "floor") || !check_length(nopen, k, "open"))
+        goto fail;
+    out = NULL;                                 /* None: the records are only counted */
+    capacity = INT64_MAX;
+    if (out_o != Py_None && !(out = vec(&v, out_o, 1, 1, &capacity, "out")))
         goto fail;
     if (k > MAX_TX_QUEUES || k > MAX_VIEWS - 6) {
         PyErr_SetString(PyExc_ValueError, "merge_queues: too many queues");

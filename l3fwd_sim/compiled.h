@@ -198,7 +198,7 @@ struct rss {                        /* a port's RSS: the Toeplitz tables of its 
 void rss_queues(const struct rss *r, const uint8_t *records, int64_t stride, int64_t width, int64_t n, int64_t *out);
 int64_t rss_index(const struct rss *r, const uint8_t *buf, int64_t pos, int64_t end, int64_t limit,
                   int64_t max_caplen, int64_t snap, int64_t *offsets, uint32_t *caplen, uint8_t *queue,
-                  int64_t *pos_after, int *stop);
+                  uint64_t *ts, int64_t *pos_after, int *stop);
 
 /* ------------------------------------------------------------ dataplane/stats.c */
 

@@ -43,11 +43,14 @@ class QueueRecords:
     """One TX queue's records not merged yet, in memory: what the queue's writer
     appends (the bytes its file would hold after the header), taken from the front by
     the merge. The buffer is reused: what is left is moved to its front before it grows,
-    so its pages are touched once (a fresh page costs more than the bytes put in it)."""
+    so its pages are touched once (a fresh page costs more than the bytes put in it).
+    ``headroom`` bytes are kept free before the records, for records sent before them
+    that arrive later (``--jobs``: what the chunk before left waiting)."""
 
-    def __init__(self) -> None:
-        self.data = np.empty(0, np.uint8)
-        self.start = self.end = 0            # data[start:end]: the records not merged yet
+    def __init__(self, headroom: int = 0) -> None:
+        self.data = np.empty(headroom, np.uint8)
+        self.headroom = headroom
+        self.start = self.end = headroom         # data[start:end]: the records not merged yet
 
     def write(self, data) -> None:
         view = memoryview(data)
@@ -63,34 +66,30 @@ class QueueRecords:
         for part in parts:
             self.write(part)
 
+    def _make_room(self, n: int) -> None:
+        left, first = self.end - self.start, self.headroom
+        if first + left + n > len(self.data):
+            grown = np.empty(max(first + left + n, 2 * len(self.data)), np.uint8)
+            grown[first:first + left] = self.data[self.start:self.end]
+            self.data = grown
+        else:
+            self.data[first:first + left] = self.data[self.start:self.end]
+        self.start, self.end = first, first + left
+
     def prepend(self, data: bytes) -> None:
-        """Put records sent before those waiting in front of them (``--jobs``: what
-        waited at the end of the chunk before, handed over)."""
+        """Put records sent before those waiting in front of them."""
         n = len(data)
         if self.start >= n:
             self.start -= n
             self.data[self.start:self.start + n] = np.frombuffer(data, np.uint8)
         elif n:
             mine = self.data[self.start:self.end].copy()
-            self.start = self.end = 0
+            self.start = self.end = self.headroom
             self.write(data)
             self.write(mine)
 
-    def take_all(self) -> bytes:
-        """Every record waiting, taken out."""
-        waiting = self.data[self.start:self.end].tobytes()
-        self.start = self.end = 0
-        return waiting
-
-    def _make_room(self, n: int) -> None:
-        left = self.end - self.start
-        if left + n > len(self.data):
-            grown = np.empty(max(left + n, 2 * len(self.data)), np.uint8)
-            grown[:left] = self.data[self.start:self.end]
-            self.data = grown
-        else:
-            self.data[:left] = self.data[self.start:self.end]
-        self.start, self.end = 0, left
+    def clear(self) -> None:
+        self.start = self.end = self.headroom
 
     @property
     def waiting(self) -> int:
@@ -109,12 +108,14 @@ class QueueRecords:
 
 class TxQueueMerge:
     """Port N's TX queues merged as their lcores send (queue k: ``queues[k]``, what its
-    writer appends): each step takes the records whose place in the merge is certain."""
+    writer appends): each step takes the records whose place in the merge is certain.
+    With ``--jobs`` a step is first planned, so that the process of the next chunk can
+    take over what will wait before this one's records are copied."""
 
-    def __init__(self, queues: int, pcapng: bool):
+    def __init__(self, queues: int, pcapng: bool, headroom: int = 0):
         if queues > MAX_QUEUES:
             raise SimError(f"{queues} lcores: the merge of a port's TX queues takes at most {MAX_QUEUES}")
-        self.queues = [QueueRecords() for _ in range(queues)]
+        self.queues = [QueueRecords(headroom) for _ in range(queues)]
         self.open = np.ones(queues, np.uint8)        # the queue's lcore may still send
         self.floor = np.zeros(queues, np.uint64)     # and then no earlier time stamp than this (records' units)
         self._pcapng = pcapng
@@ -131,26 +132,40 @@ class TxQueueMerge:
         total = sum(q.waiting for q in self.queues)
         if len(self._out) < total:
             self._out = np.empty(max(total, 2 * len(self._out)), np.uint8)
-        datas = [q.data[:q.end] for q in self.queues]
-        positions = np.array([q.start for q in self.queues], np.int64)
-        n, used, source = merge_queues(datas, positions, self._carry, self.floor, self.open, self._pcapng, self._out)
+        positions = self._positions()
+        n, used, source = merge_queues(self._datas(), positions, self._carry, self.floor, self.open, self._pcapng,
+                                       self._out)
         for q, position in zip(self.queues, positions.tolist()):
             q.start = position
         return self._out[:used], n, source
 
-    def hand_over(self) -> tuple:
-        """What the merge holds for the steps after this one — the records waiting, which
-        queues are open, the running maxima — taken out (``--jobs``: the process of the
-        next chunk takes it over)."""
-        return [q.take_all() for q in self.queues], self.open.copy(), self._carry.copy()
+    def plan(self) -> tuple[int, tuple]:
+        """The next step counted, not taken: its bytes, and what the merge holds after it
+        — the records waiting, which queues are open, the latest time stamps — for
+        ``take_over`` in the process of the next chunk; then ``step`` and ``clear``."""
+        positions, carry = self._positions(), self._carry.copy()
+        _, used, _ = merge_queues(self._datas(), positions, carry, self.floor, self.open, self._pcapng, None)
+        waiting = [q.data[p:q.end].tobytes() for q, p in zip(self.queues, positions.tolist())]
+        return used, (waiting, self.open.copy(), carry)
+
+    def clear(self) -> None:
+        """Forget what waits (``plan`` handed it over)."""
+        for queue in self.queues:
+            queue.clear()
 
     def take_over(self, state: tuple) -> None:
-        """Continue from ``hand_over``'s ``state``: its records before those waiting here."""
+        """Continue from ``plan``'s ``state``: its records before those waiting here."""
         waiting, open_, carry = state
         for queue, records in zip(self.queues, waiting):
             queue.prepend(records)
         self.open &= open_
         self._carry = carry
+
+    def _positions(self) -> np.ndarray:
+        return np.array([q.start for q in self.queues], np.int64)
+
+    def _datas(self) -> list[np.ndarray]:
+        return [q.data[:q.end] for q in self.queues]
 
 
 def time_key(ns: int | None, pcapng: bool, nanosecond: bool) -> int:
@@ -178,9 +193,10 @@ MAX_QUEUES = 122                     # records.c's merge_queues: the queues' buf
 
 
 def merge_queues(datas: list, positions: np.ndarray, carry: np.ndarray, floor: np.ndarray, open_: np.ndarray,
-                 pcapng: bool, out: np.ndarray, names: list | None = None) -> tuple[int, int, np.ndarray]:
+                 pcapng: bool, out: np.ndarray | None, names: list | None = None) -> tuple[int, int, np.ndarray]:
     """One step of the head merge over the queues' records ``datas[f][positions[f]:]``
-    into ``out`` (as many as fit): how many records, their bytes, each one's queue.
+    into ``out`` (as many as fit; None: counted only): how many records, their bytes,
+    each one's queue.
     ``carry[f]``: the latest time stamp taken from queue f so far (a head's key is the
     later of its own and that); ``open_[f]``: queue f may still grow, with keys from
     ``floor[f]`` on — the step stops before a record that such a queue's next one could
@@ -188,7 +204,8 @@ def merge_queues(datas: list, positions: np.ndarray, carry: np.ndarray, floor: n
     (``records.c``'s ``head_record``). A damaged record is an error naming its queue
     (``names[f]``, or its number)."""
     if (k := compiled.native()) is not None:
-        source = np.empty(max(1, len(out) // 16), np.uint8)
+        room = len(out) if out is not None else sum(len(d) - p for d, p in zip(datas, positions.tolist()))
+        source = np.empty(max(1, room // 16), np.uint8)
         n, used, bad = k.merge_queues(datas, positions, carry, floor, open_, pcapng, out, source)
         if bad >= 0:
             raise SimError(f"{names[bad] if names else f'TX queue {bad}'}: offset {positions[bad]}: a damaged record")
@@ -197,7 +214,7 @@ def merge_queues(datas: list, positions: np.ndarray, carry: np.ndarray, floor: n
 
 
 def _merge_definition(datas: list, positions: np.ndarray, carry: np.ndarray, floor: np.ndarray, open_: np.ndarray,
-                      pcapng: bool, out: np.ndarray) -> tuple[int, int, np.ndarray]:
+                      pcapng: bool, out: np.ndarray | None) -> tuple[int, int, np.ndarray]:
     """:func:`merge_queues` over whole arrays: the stable sort by running maximum, cut
     before the first record that an open queue's next one could precede."""
     scans = [(_pcapng_blocks if pcapng else _pcap_records)(np.asarray(d), p, len(d))
@@ -226,7 +243,7 @@ def _merge_definition(datas: list, positions: np.ndarray, carry: np.ndarray, flo
     starts = np.concatenate([start + base for (start, _, _), base in zip(scans, bases.tolist())])[taken]
     lengths = np.concatenate([length for _, _, length in scans])[taken]
     used = int(lengths.sum())
-    if used:
+    if used and out is not None:
         kernels.concat_ranges(np.concatenate([np.asarray(d) for d in datas]), starts, lengths, out[:used])
     for f in range(len(datas)):
         mine = lengths[source == f]

@@ -183,8 +183,9 @@ static inline int64_t head_record(const struct queue_file *q, int pcapng, uint64
  * copied to `out` until the next does not fit its `capacity`, `room` records were taken,
  * every queue is empty, or an open queue is empty whose next record may come first (its
  * key can be as low as its carry or its floor: the earliest time stamp its lcore may
- * still send). source[i] is the queue of the i-th record taken. Returns the records
- * taken (their bytes in *used), or -1 when queue *bad holds a damaged record at its pos. */
+ * still send). source[i] is the queue of the i-th record taken. Without `out`, the
+ * records are only counted. Returns the records taken (their bytes in *used), or -1
+ * when queue *bad holds a damaged record at its pos. */
 int64_t merge_queues(struct queue_file *q, int64_t k, int pcapng, uint8_t *out, int64_t capacity,
                      uint8_t *source, int64_t room, int64_t *used, int64_t *bad)
 {
@@ -212,7 +213,8 @@ int64_t merge_queues(struct queue_file *q, int64_t k, int pcapng, uint8_t *out, 
         }
         if (best < 0 || waiting || at + length[best] > capacity)
             break;
-        memcpy(out + at, q[best].data + q[best].pos, (size_t)length[best]);
+        if (out)                            /* none: the step only counted */
+            memcpy(out + at, q[best].data + q[best].pos, (size_t)length[best]);
         at += length[best];
         q[best].pos += length[best];
         q[best].carry = key;

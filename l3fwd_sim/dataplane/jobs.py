@@ -21,6 +21,7 @@ queues close, and the chunk in which every lcore is done ends the merge.
 """
 from __future__ import annotations
 
+import fcntl
 import itertools
 import multiprocessing
 from contextlib import ExitStack
@@ -186,14 +187,29 @@ def _merge_chunk(ports: MergedPorts, turn: _Turn, received: list[int], chunk: in
     for lcore, packets in enumerate(received):
         if not packets:
             ports.close(lcore)
-    taken = ports.take()
+    plans = {port: merge.plan() for port, merge in ports.merges.items()}   # the token goes on before the copies
     done = not any(received)
-    turn.pass_on(_Merging({port: end + len(taken[port][0]) for port, end in token.ends.items()},
-                          {port: merge.hand_over() for port, merge in ports.merges.items()}, done))
+    turn.pass_on(_Merging({port: end + plans[port][0] for port, end in token.ends.items()},
+                          {port: state for port, (_, state) in plans.items()}, done))
+    taken = ports.take()
+    for merge in ports.merges.values():
+        merge.clear()
     ports.write(taken, token.ends)
     if ports.sources is not None:
         sources[chunk] = {port: ports.sources[port][-1:] if taken[port][1] else [] for port in taken}
     return not done
+
+
+def _pipe(ctx):
+    """A one-way pipe for the token whose buffer holds a token with what several
+    lcores' merges left waiting (usually some kB): passing it on does not wait for the
+    next process to read it. Linux: ``F_SETPIPE_SZ``, up to ``pipe-max-size``."""
+    receive, send = ctx.Pipe(duplex=False)
+    try:
+        fcntl.fcntl(send.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+    except OSError:                               # above the system's limit: the default buffer
+        pass
+    return receive, send
 
 
 def _ring_ends(ring, k: int, jobs: int):
@@ -254,7 +270,7 @@ def run_jobs(lcores: list[Lcore], jobs: int, outdir, stats: list[RunStats], tx_m
     try:
         for writer in writers.writers.values():   # the file headers, written once
             writer.flush()
-        ring = [ctx.Pipe(duplex=False) for _ in range(jobs)]       # (receive, send) of the token into process k
+        ring = [_pipe(ctx) for _ in range(jobs)]                   # (receive, send) of the token into process k
         ends = {port: writer.header_bytes for port, writer in writers.writers.items()}
         ring[0][1].send(ends if ports is None else _Merging(ends))  # process 0 starts: records after the headers
         for k in range(1, jobs):

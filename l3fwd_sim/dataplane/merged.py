@@ -29,10 +29,10 @@ class MergedPorts(Committable):
     kept (:meth:`places`: what trace lines and annotations point to)."""
 
     def __init__(self, outdir: Path, tx_ports: list[int], lcores: int, nanosecond: bool, output_format: str,
-                 placed: bool = False):
+                 placed: bool = False, headroom: int = 0):
         self._outdir, self._format, self._nanosecond = Path(outdir), output_format, nanosecond
         self.tx_ports, self.lcores = tx_ports, lcores
-        self.merges = {port: TxQueueMerge(lcores, output_format == "pcapng") for port in tx_ports}
+        self.merges = {port: TxQueueMerge(lcores, output_format == "pcapng", headroom) for port in tx_ports}
         self.sources: dict[int, list] | None = {port: [] for port in tx_ports} if placed else None
         self.writers = {}
         try:

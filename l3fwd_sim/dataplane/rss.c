@@ -72,12 +72,13 @@ void rss_queues(const struct rss *r, const uint8_t *records, int64_t stride, int
 }
 
 /* rss.index_capture's walk: from `pos`, up to `limit` whole records of the little-endian
- * classic pcap in buf[0, end) — each frame's offset, captured length and RX queue — as
+ * classic pcap in buf[0, end) — each frame's offset, captured length, RX queue and time
+ * stamp ((seconds, fraction) as one number) — as
  * kernels.walk_rows and rss_queues find them. Stops (*stop = 1) at a record a reader
  * would not hand over as stored: a damaged length, or one above `snap` (cut). */
 int64_t rss_index(const struct rss *r, const uint8_t *buf, int64_t pos, int64_t end, int64_t limit,
                   int64_t max_caplen, int64_t snap, int64_t *offsets, uint32_t *caplen, uint8_t *queue,
-                  int64_t *pos_after, int *stop)
+                  uint64_t *ts, int64_t *pos_after, int *stop)
 {
     uint8_t padded[HEAD];
     int64_t n = 0, cap;
@@ -85,6 +86,10 @@ int64_t rss_index(const struct rss *r, const uint8_t *buf, int64_t pos, int64_t 
     while (n < limit && (found = whole_record(buf, pos, end, 0, max_caplen, &cap)) > 0 && cap <= snap) {
         offsets[n] = pos + 16;
         caplen[n] = (uint32_t)cap;
+        uint32_t seconds, fraction;          /* little-endian, as whole_record reads the length */
+        memcpy(&seconds, buf + pos, 4);
+        memcpy(&fraction, buf + pos + 4, 4);
+        ts[n] = (uint64_t)seconds << 32 | fraction;
         /* queue_of reads no byte past the captured length (it checks the length first): a
          * frame is read in place, with the bytes that follow it, unless the file ends sooner */
         int64_t have = end - pos - 16 >= HEAD ? HEAD : cap;

@@ -30,7 +30,7 @@ from .. import compiled
 from ..capture import kernels
 from ..capture.offline import OpenCaptures, open_offline
 from ..capture.pcap import PcapReader
-from ..capture.time_floor import TimeFloor, record_times
+from ..capture.time_floor import TimeFloor
 from ..capture.records import (CAPLEN, MAX_CAPLEN, RECORD_ROW, RecordBatch, copy_padded, header_field,
                                libpcap_snaplen, padded)
 from ..errors import SimError
@@ -141,6 +141,7 @@ class CaptureIndex:
     queue: np.ndarray         # uint8
     nanosecond: bool
     cut_short: str | None     # the reader's warning when the file ends inside a record
+    floor: TimeFloor          # the earliest time stamp from each record on (what a queue may still hand over)
 
 
 def index_capture(reader: PcapReader, queues: int, l4: bool, key: bytes, reta_size: int) -> CaptureIndex | None:
@@ -159,18 +160,23 @@ def index_capture(reader: PcapReader, queues: int, l4: bool, key: bytes, reta_si
         room = (end - pos) // 16                     # the most records the file can hold: only those found are touched
         # narrow columns: fresh memory costs more than the walk (queues: at most MAX_RX_QUEUE_PER_PORT)
         offsets, caplen, queue = np.empty(room, np.int64), np.empty(room, np.uint32), np.empty(room, np.uint8)
+        ts = np.empty(room, np.uint64)
         walk = _walk_compiled if compiled.native() is not None else _walk_definition
-        n, pos = walk(data, pos, libpcap_snaplen(reader.snaplen), (queues, l4, key, reta_size), offsets, caplen, queue)
+        n, pos = walk(data, pos, libpcap_snaplen(reader.snaplen), (queues, l4, key, reta_size), offsets, caplen, queue,
+                      ts)
         if n is None:
             return None
+        words = ts[:n]
         return CaptureIndex(data, offsets[:n], caplen[:n], queue[:n], reader.nanosecond,
-                            reader.cut_at(pos) if pos < end else None)
+                            reader.cut_at(pos) if pos < end else None,
+                            TimeFloor((words >> np.uint64(32)) * np.uint64(10**9)
+                                      + (words & np.uint64(0xFFFFFFFF)) * np.uint64(1 if reader.nanosecond else 1000)))
     finally:
         reader.close()
 
 
 def _walk_definition(data: np.ndarray, pos: int, snap: int, rss: tuple, offsets: np.ndarray, caplen: np.ndarray,
-                     queue: np.ndarray) -> tuple[int | None, int]:
+                     queue: np.ndarray, ts: np.ndarray) -> tuple[int | None, int]:
     """:func:`index_capture`'s walk: the records laid out as rows a piece at a time, as a
     reader lays them out, and hashed (:func:`rss_queues`). Returns how many records (None
     at one the reader would not hand over as stored) and where the walk stopped."""
@@ -184,17 +190,19 @@ def _walk_definition(data: np.ndarray, pos: int, snap: int, rss: tuple, offsets:
         if not got:
             return n, pos
         caplen[n:n + got] = header_field(rows[:got], CAPLEN)
+        words = rows[:got, :8].view("<u4").astype(np.uint64)
+        ts[n:n + got] = words[:, 0] << np.uint64(32) | words[:, 1]
         queue[n:n + got] = rss_queues(rows[:got], *rss)
         n, pos = n + got, after
 
 
 def _walk_compiled(data: np.ndarray, pos: int, snap: int, rss: tuple, offsets: np.ndarray, caplen: np.ndarray,
-                   queue: np.ndarray) -> tuple[int | None, int]:
+                   queue: np.ndarray, ts: np.ndarray) -> tuple[int | None, int]:
     """:func:`_walk_definition` by ``rss.c``'s ``rss_index``: the records placed where
     they lie in the mapping, no row laid out."""
     queues, l4, key, reta_size = rss
     n, pos, stop = compiled.native().rss_index(_compiled_rss(l4, key, reta_size, queues), data, pos, len(data),
-                                                MAX_CAPLEN, snap, offsets, caplen, queue)
+                                                MAX_CAPLEN, snap, offsets, caplen, queue, ts)
     return (None if stop else n), pos
 
 
@@ -245,7 +253,6 @@ class IndexedQueue:
         self._next = 0
         self._file = self._index.data
         self._rows = np.empty((0, RECORD_ROW), np.uint8)     # a batch's rows: reused, valid until the next read
-        self._floor: TimeFloor | None = None
         self.path, self.nanosecond, self.file_format = share.path, self._index.nanosecond, "pcap"
 
     def read(self, max_records: int) -> RecordBatch:
@@ -273,11 +280,10 @@ class IndexedQueue:
     rx_errors = 0            # a mapped capture is a classic pcap: every record reads
 
     def time_floor(self) -> int:
-        """The earliest time stamp (ns) of this queue's records not read yet
-        (``capture/time_floor.py``), from the mapping (worked out when first asked)."""
-        if self._floor is None:
-            self._floor = TimeFloor(record_times(self._file, self._index.offsets[self._mine], self.nanosecond))
-        return self._floor.at(self._next)
+        """No record this queue has not handed over yet is earlier (ns) than the earliest
+        of the capture's from its next one on (``capture/time_floor.py``)."""
+        following = int(self._mine[self._next]) if self._next < len(self._mine) else len(self._index.queue)
+        return self._index.floor.at(following)
 
     def close(self) -> None:
         self._file = None

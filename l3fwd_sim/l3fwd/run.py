@@ -44,6 +44,8 @@ LOOKUPS = ("lpm", "em", "fib", "acl")
 PIPELINES = {"simple": simple.forward, "multi": multi.forward}
 ACL_ALGS = ("scalar", "sse", "avx2", "neon", "altivec", "avx512x16", "avx512x32", "rvv")
 MIN_PKT_LEN, MAX_JUMBO_PKT_LEN = 64, 9600     # RTE_ETHER_MIN_LEN, l3fwd's MAX_JUMBO_PKT_LEN
+MERGE_HEADROOM = 1 << 18             # --jobs, several lcores: room before a TX queue's chunk for what the chunk before
+                                     # left waiting (most waits are a few kB; a bigger one is moved in, not lost)
 
 
 @dataclass
@@ -307,7 +309,8 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
         if in_memory:
             from ..dataplane.merged import MergedPorts, forward_merged
             made = [make_lcore(lc) for lc in lcores.ids]
-            ports = MergedPorts(outdir, tx_ports, len(lcores.ids), nanosecond, fmt, placed)
+            ports = MergedPorts(outdir, tx_ports, len(lcores.ids), nanosecond, fmt, placed,
+                                MERGE_HEADROOM if opt.jobs > 1 else 0)
             each = [lcore for lcore, _, _ in made], [s for _, s, _ in made], [tx_model for _, _, tx_model in made]
             if opt.jobs > 1:                      # forked once: every process forwards a share of each lcore's rounds
                 from ..dataplane.jobs import run_jobs

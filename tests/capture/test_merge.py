@@ -122,8 +122,11 @@ def test_merge_in_steps_as_queues_fill_is_the_whole_merge(tmp_path, counts, spre
                 out.append(bytes(data))
                 sources.append(source)
                 if steps.random() < 0.2:              # --jobs: the next chunk's process takes over
-                    state = merge.hand_over()
-                    merge = TxQueueMerge(len(queues), fmt == "pcapng")
+                    _, state = merge.plan()
+                    data, n, source = merge.step()
+                    out.append(bytes(data))
+                    sources.append(source)
+                    merge = TxQueueMerge(len(queues), fmt == "pcapng", steps.choice([0, 16, 1 << 12]))
             written[choice] = b"".join(out)
             placed = places(sources, len(queues))
         merged = [queues[q][i] for q, i in want]
