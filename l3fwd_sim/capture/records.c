@@ -174,6 +174,17 @@ static inline int64_t head_record(const struct queue_file *q, int pcapng, uint64
     return length;
 }
 
+/* merge_queues: queue f, when open and empty (`length` 0), as the lowest (bound, queue)
+ * the merge must wait for so far */
+static inline void wait_for(const struct queue_file *q, int64_t f, int64_t length, int64_t *low, uint64_t *low_bound)
+{
+    uint64_t bound = q[f].floor > q[f].carry ? q[f].floor : q[f].carry;
+    if (length == 0 && q[f].open && (*low < 0 || bound < *low_bound || (bound == *low_bound && f < *low))) {
+        *low = f;
+        *low_bound = bound;
+    }
+}
+
 /* merge.TxQueueMerge: the k TX queues of one port as one capture — each step takes
  * the queue head with the earliest time stamp, ties to the lower queue, so each queue's
  * records keep their order (a TX queue is a FIFO). A head's key is the latest time
@@ -196,6 +207,11 @@ int64_t merge_queues(struct queue_file *q, int64_t k, int pcapng, uint8_t *out, 
             *bad = f;
             return -1;
         }
+    /* the open queues that are empty: the lowest (bound, queue) of what they may still send */
+    int64_t low = -1;
+    uint64_t low_bound = 0;
+    for (int64_t f = 0; f < k; f++)
+        wait_for(q, f, length[f], &low, &low_bound);
     while (n < room) {
         int64_t best = -1;
         uint64_t key = 0;
@@ -206,11 +222,7 @@ int64_t merge_queues(struct queue_file *q, int64_t k, int pcapng, uint8_t *out, 
                 key = head;
             }
         }
-        int waiting = 0;
-        for (int64_t f = 0; f < k && best >= 0; f++) {
-            uint64_t bound = q[f].floor > q[f].carry ? q[f].floor : q[f].carry;
-            waiting |= length[f] == 0 && q[f].open && (bound < key || (bound == key && f < best));
-        }
+        int waiting = low >= 0 && best >= 0 && (low_bound < key || (low_bound == key && low < best));
         if (best < 0 || waiting || at + length[best] > capacity)
             break;
         if (out)                            /* none: the step only counted */
@@ -221,6 +233,7 @@ int64_t merge_queues(struct queue_file *q, int64_t k, int pcapng, uint8_t *out, 
         source[n++] = (uint8_t)best;
         if ((length[best] = head_record(&q[best], pcapng, &ts[best])) < 0)
             break;                          /* the records before it first: the next call reports it */
+        wait_for(q, best, length[best], &low, &low_bound);
     }
     *used = at;
     return n;
