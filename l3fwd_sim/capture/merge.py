@@ -39,42 +39,77 @@ from .time_floor import NONE_LEFT
 _GATHER = 4 << 20                    # bytes gathered before each write of a complete file's merge
 
 
-class QueueRecords:
-    """One TX queue's records not merged yet, in memory: what the queue's writer
-    appends (the bytes its file would hold after the header), taken from the front by
-    the merge. The buffer is reused: what is left is moved to its front before it grows,
-    so its pages are touched once (a fresh page costs more than the bytes put in it).
-    ``headroom`` bytes are kept free before the records, for records sent before them
-    that arrive later (``--jobs``: what the chunk before left waiting)."""
+class LcoreQueues:
+    """An lcore's TX queues, one per port, in one buffer with a part per port — the
+    layout ``lcore.c`` lays a super-burst out in, so its records are laid out where they
+    wait for the merge, never copied there. Each part holds ``headroom`` free bytes (for
+    records sent before, arriving later: ``--jobs``' hand-over), the records not merged
+    yet, then room. The buffer is reused: what waits is moved to its part's front before
+    the buffer grows, so its pages are touched once (a fresh page costs more than the
+    bytes put in it)."""
 
-    def __init__(self, headroom: int = 0) -> None:
-        self.data = np.empty(headroom, np.uint8)
-        self.headroom = headroom
-        self.start = self.end = headroom         # data[start:end]: the records not merged yet
+    def __init__(self, parts: int, headroom: int = 0):
+        self.headroom, self.stride = headroom, headroom
+        self.data = np.empty(parts * headroom, np.uint8)
+        self.queues = [QueueRecords(self, k) for k in range(parts)]
+
+    def make_room(self, room: int) -> None:
+        """Every part with ``room`` free bytes after its records."""
+        need = self.headroom + max(q.waiting for q in self.queues) + room
+        if need > self.stride:
+            stride = max(need, 2 * self.stride)
+            data = np.empty(len(self.queues) * stride, np.uint8)
+            for k, q in enumerate(self.queues):
+                left = q.waiting
+                data[k * stride + self.headroom:k * stride + self.headroom + left] = q.data[q.start:q.end]
+                q.start, q.end = self.headroom, self.headroom + left
+            self.data, self.stride = data, stride
+            return
+        for q in self.queues:
+            if q.end + room > self.stride:
+                q.data[self.headroom:self.headroom + q.waiting] = q.data[q.start:q.end]
+                q.start, q.end = self.headroom, self.headroom + q.waiting
+
+    def layout(self, room: int) -> tuple[np.ndarray, int, np.ndarray]:
+        """The buffer with ``room`` free bytes in every part, the parts' stride, and where
+        in its part each queue's next record goes."""
+        self.make_room(room)
+        return self.data, self.stride, np.array([q.end for q in self.queues], np.int64)
+
+    def laid_out(self, ends: np.ndarray) -> None:
+        """The records were laid out: each part's records now end at ``ends[k]``."""
+        for q, end in zip(self.queues, ends.tolist()):
+            q.end = end
+
+
+class QueueRecords:
+    """One TX queue's records not merged yet, in its part of its lcore's buffer
+    (:class:`LcoreQueues`): what the queue's writer appends (the bytes its file would
+    hold after the header), taken from the front by the merge."""
+
+    def __init__(self, lcore: LcoreQueues, part: int) -> None:
+        self._lcore, self._part = lcore, part
+        self.start = self.end = lcore.headroom     # data[start:end]: the records not merged yet
+
+    @property
+    def data(self) -> np.ndarray:
+        """The queue's part of the buffer."""
+        stride = self._lcore.stride
+        return self._lcore.data[self._part * stride:(self._part + 1) * stride]
 
     def write(self, data) -> None:
         view = memoryview(data)
         if view.ndim != 1 or view.format != "B":
             view = view.cast("B")
         n = view.nbytes
-        if self.end + n > len(self.data):
-            self._make_room(n)
+        if self.end + n > self._lcore.stride:
+            self._lcore.make_room(n)
         self.data[self.end:self.end + n] = np.frombuffer(view, np.uint8)
         self.end += n
 
     def writelines(self, parts) -> None:
         for part in parts:
             self.write(part)
-
-    def _make_room(self, n: int) -> None:
-        left, first = self.end - self.start, self.headroom
-        if first + left + n > len(self.data):
-            grown = np.empty(max(first + left + n, 2 * len(self.data)), np.uint8)
-            grown[first:first + left] = self.data[self.start:self.end]
-            self.data = grown
-        else:
-            self.data[first:first + left] = self.data[self.start:self.end]
-        self.start, self.end = first, first + left
 
     def prepend(self, data: bytes) -> None:
         """Put records sent before those waiting in front of them."""
@@ -84,12 +119,12 @@ class QueueRecords:
             self.data[self.start:self.start + n] = np.frombuffer(data, np.uint8)
         elif n:
             mine = self.data[self.start:self.end].copy()
-            self.start = self.end = self.headroom
+            self.clear()
             self.write(data)
             self.write(mine)
 
     def clear(self) -> None:
-        self.start = self.end = self.headroom
+        self.start = self.end = self._lcore.headroom
 
     @property
     def waiting(self) -> int:
@@ -112,14 +147,14 @@ class TxQueueMerge:
     With ``--jobs`` a step is first planned, so that the process of the next chunk can
     take over what will wait before this one's records are copied."""
 
-    def __init__(self, queues: int, pcapng: bool, headroom: int = 0):
-        if queues > MAX_QUEUES:
-            raise SimError(f"{queues} lcores: the merge of a port's TX queues takes at most {MAX_QUEUES}")
-        self.queues = [QueueRecords(headroom) for _ in range(queues)]
-        self.open = np.ones(queues, np.uint8)        # the queue's lcore may still send
-        self.floor = np.zeros(queues, np.uint64)     # and then no earlier time stamp than this (records' units)
+    def __init__(self, queues: list[QueueRecords], pcapng: bool):
+        if len(queues) > MAX_QUEUES:
+            raise SimError(f"{len(queues)} lcores: the merge of a port's TX queues takes at most {MAX_QUEUES}")
+        self.queues = queues
+        self.open = np.ones(len(queues), np.uint8)       # the queue's lcore may still send
+        self.floor = np.zeros(len(queues), np.uint64)    # and then no earlier time stamp than this (records' units)
         self._pcapng = pcapng
-        self._carry = np.zeros(queues, np.uint64)    # the latest time stamp taken from each queue
+        self._carry = np.zeros(len(queues), np.uint64)   # the latest time stamp taken from each queue
         self._out = np.empty(0, np.uint8)
 
     def close(self, queue: int) -> None:

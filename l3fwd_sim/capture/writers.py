@@ -53,16 +53,17 @@ _EMPTY = np.empty(0, np.uint8)
 
 
 class PortOutputs(Committable):
-    """An lcore's outputs, one per TX port: files, or with ``sinks`` (port -> a
-    ``merge.QueueRecords``) its TX queues' records waiting for the merge."""
+    """An lcore's outputs, one per TX port: files, or with ``queues`` (a
+    ``merge.LcoreQueues``) its TX queues' records waiting for the merge."""
 
     def __init__(self, outdir: Path, ports: list[int], nanosecond: bool, name: str = "port{port}.pcap",
-                 output_format: str = "pcap", sinks: dict | None = None):
+                 output_format: str = "pcap", queues=None):
         self.writers: dict[int, PcapWriter | PcapngWriter] = {}
+        self._queues = queues
         try:
             for port in ports:
                 self.writers[port] = open_writer(output_format, Path(outdir) / name.format(port=port), nanosecond,
-                                                 f"port{port}", sinks and sinks[port])
+                                                 f"port{port}", queues and queues.queues[port])
         except BaseException:
             self.abort()
             raise
@@ -155,18 +156,25 @@ class PortOutputs(Committable):
         more and up to 3 of padding."""
         return record_bytes + (19 * packets if self._pcapng else 0)
 
-    def layout_buffer(self, capacity: int) -> np.ndarray:
-        """A reused buffer with a part of ``capacity`` bytes for each TX port (port k's
-        part first), for records laid out by TX port (``lcore.c``: each part holds a
-        row's room past its last record)."""
-        return self._bytes(self._ports * capacity)
+    def layout(self, room: int) -> tuple[np.ndarray, int, np.ndarray]:
+        """Where records are laid out by TX port (``lcore.c``): a buffer with a part per TX
+        port (port k's first) with ``room`` bytes free in each (a row's room past its last
+        record included), the parts' stride, and where in its part each port's records
+        start — a reused buffer of parts that start empty, or the TX queues' own parts,
+        after what waits there for the merge."""
+        if self._queues is not None:
+            return self._queues.layout(room)
+        return self._bytes(self._ports * room), room, np.zeros(self._ports, np.int64)
 
-    def write_laid_out(self, data: np.ndarray, capacity: int, sizes: np.ndarray, counts: np.ndarray,
+    def write_laid_out(self, data: np.ndarray, stride: int, ends: np.ndarray, counts: np.ndarray,
                        reserve=None) -> None:
-        """Write port k's ``counts[k]`` records laid out in the first ``sizes[k]`` bytes of
-        its part of ``data`` (:meth:`layout_buffer`); with ``reserve``, at the offsets it
-        gives (as :meth:`write`)."""
-        self._write_parts(data, capacity * np.arange(len(sizes)), sizes, counts, reserve)
+        """Port k's ``counts[k]`` records were laid out in its part of ``data``
+        (:meth:`layout`), up to ``ends[k]``: write them (with ``reserve``, at the offsets
+        it gives, as :meth:`write`), or leave them where they wait for the merge."""
+        if self._queues is not None:
+            self._queues.laid_out(ends[:self._ports])
+            return
+        self._write_parts(data, stride * np.arange(len(ends)), ends, counts, reserve)
 
     def _write_parts(self, data: np.ndarray, starts, sizes: np.ndarray, counts: np.ndarray, reserve) -> None:
         """Write port k's ``counts[k]`` records, ``data[starts[k]:starts[k] + sizes[k]]``."""

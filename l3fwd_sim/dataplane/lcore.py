@@ -261,17 +261,18 @@ def _forward_compiled(k, path: tuple, burst: Received, outputs: PortOutputs, sta
             np.array([records.first for _, _, records in burst.sources], np.int64),
             [records.numbers for _, _, records in burst.sources], trace.lcore, trace.first_burst, trace.sent,
             *scratch["notes"])
-        capacity = outputs.room(burst.record_bytes, n) + RECORD_ROW   # any one port's records, and a row's room after
-        data = outputs.layout_buffer(capacity)
+        space = outputs.room(burst.record_bytes, n) + RECORD_ROW   # any one port's records, and a row's room after
+        data, stride, starts = outputs.layout(space)
         counts = stats.counters()
         runs = np.empty((2, n), np.int64), np.empty(n, np.uint8)
         out_bytes, out_packets = np.zeros((2, MAX_TX_PORTS), np.int64)
+        out_bytes[:len(starts)] = starts
         _, n_runs, filled = k.lcore_step(
             [(records.records, port, place) for place, port, records in burst.sources],
             [records.compiled_source() for _, _, records in burst.sources],
             (burst.rx_burst, burst.queues, burst.first_round), *path,
             (stats.code("oversize"), room), counts, (*runs[0], runs[1]),
-            (data, capacity, out_bytes, out_packets, outputs.record_format),
+            (data, stride, out_bytes, out_packets, outputs.record_format),
             (scratch["rows"], *scratch["columns"], scratch["reason"]),
             tracing, None if stats.hits is None else (*stats.hits.compiled_args(), *scratch["notes"][1:]))
         stats.add_counts(*counts)
@@ -283,4 +284,4 @@ def _forward_compiled(k, path: tuple, burst: Received, outputs: PortOutputs, sta
     with timer("tx"):
         tx.send_runs(runs[0][0, :n_runs], runs[0][1, :n_runs], runs[1][:n_runs])
     with timer("write"):
-        outputs.write_laid_out(data, capacity, out_bytes, out_packets, turn.reserve if turn else None)
+        outputs.write_laid_out(data, stride, out_bytes, out_packets, turn.reserve if turn else None)

@@ -15,7 +15,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from ..capture.atomic import Committable
-from ..capture.merge import TxQueueMerge, places, time_key
+from ..capture.merge import LcoreQueues, TxQueueMerge, places, time_key
 from ..capture.time_floor import NONE_LEFT
 from ..capture.writers import PortOutputs, open_writer
 from .lcore import Lcore, LcoreTrace, bursts, open_readers, report_inputs
@@ -32,7 +32,9 @@ class MergedPorts(Committable):
                  placed: bool = False, headroom: int = 0):
         self._outdir, self._format, self._nanosecond = Path(outdir), output_format, nanosecond
         self.tx_ports, self.lcores = tx_ports, lcores
-        self.merges = {port: TxQueueMerge(lcores, output_format == "pcapng", headroom) for port in tx_ports}
+        self.lcore_queues = [LcoreQueues(max(tx_ports) + 1, headroom) for _ in range(lcores)]
+        self.merges = {port: TxQueueMerge([each.queues[port] for each in self.lcore_queues], output_format == "pcapng")
+                       for port in tx_ports}
         self.sources: dict[int, list] | None = {port: [] for port in tx_ports} if placed else None
         self.writers = {}
         try:
@@ -46,7 +48,7 @@ class MergedPorts(Committable):
     def queue_outputs(self, k: int) -> PortOutputs:
         """Lcore ``k``'s outputs: its TX queue of every port, in memory."""
         return PortOutputs(self._outdir, self.tx_ports, self._nanosecond, f"port{{port}}.q{k}.{self._format}",
-                           self._format, {port: merge.queues[k] for port, merge in self.merges.items()})
+                           self._format, self.lcore_queues[k])
 
     def close(self, k: int) -> None:
         """Lcore ``k`` sends no more."""

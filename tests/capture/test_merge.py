@@ -22,7 +22,7 @@ from twins import KERNELS
 
 from forwarding import REPO
 from l3fwd_sim import RunOptions, compiled, run
-from l3fwd_sim.capture.merge import TxQueueMerge, merge_tx_queues, places
+from l3fwd_sim.capture.merge import LcoreQueues, TxQueueMerge, merge_tx_queues, places
 from l3fwd_sim.capture.offline import open_offline
 from l3fwd_sim.capture.pcap import PcapWriter
 from l3fwd_sim.capture.pcapng_writer import PcapngWriter
@@ -99,7 +99,7 @@ def test_merge_in_steps_as_queues_fill_is_the_whole_merge(tmp_path, counts, spre
     written = {}
     for choice in KERNELS:
         with compiled.using(choice):
-            merge = TxQueueMerge(len(queues), fmt == "pcapng")
+            merge = _merge(len(queues), fmt == "pcapng")
             sent, out, sources, state = [0] * len(queues), [], [], None
             steps = random.Random(seed + 1)
             while True:
@@ -126,7 +126,7 @@ def test_merge_in_steps_as_queues_fill_is_the_whole_merge(tmp_path, counts, spre
                     data, n, source = merge.step()
                     out.append(bytes(data))
                     sources.append(source)
-                    merge = TxQueueMerge(len(queues), fmt == "pcapng", steps.choice([0, 16, 1 << 12]))
+                    merge = _merge(len(queues), fmt == "pcapng", steps.choice([0, 16, 1 << 12]))
             written[choice] = b"".join(out)
             placed = places(sources, len(queues))
         merged = [queues[q][i] for q, i in want]
@@ -134,6 +134,12 @@ def test_merge_in_steps_as_queues_fill_is_the_whole_merge(tmp_path, counts, spre
         for q, got in enumerate(placed):
             assert got.tolist() == [k for k, (qq, _) in enumerate(want) if qq == q]
     assert written["compiled"] == written["numpy"]
+
+
+def _merge(queues: int, pcapng: bool, headroom: int = 0) -> TxQueueMerge:
+    """A merge of ``queues`` TX queues, each an lcore's (its buffer's part for port 1 of
+    two, as a run lays them out)."""
+    return TxQueueMerge([LcoreQueues(2, headroom).queues[1] for _ in range(queues)], pcapng)
 
 
 def _record_starts(data: bytes, fmt: str, first: int | None = None) -> list[int]:
