@@ -11,31 +11,34 @@ NONE_LEFT = (1 << 64) - 1          # every record is read: the capture hands ove
 
 
 class TimeFloor:
-    """Per record of a capture, the earliest time stamp (ns) from it to the end."""
+    """Per record of a classic pcap, the earliest time stamp from it to the end. Kept as
+    the records' own (seconds, fraction) words — one number that orders the records of
+    one resolution — and told in ns, one at a time."""
 
-    def __init__(self, ts_ns: np.ndarray):
-        self._suffix = np.minimum.accumulate(ts_ns[::-1])[::-1] if len(ts_ns) else ts_ns
+    def __init__(self, words: np.ndarray, nanosecond: bool):
+        self._suffix = np.minimum.accumulate(words[::-1])[::-1] if len(words) else words
+        self._unit = 1 if nanosecond else 1000
 
     def at(self, record: int) -> int:
-        """The floor once ``record`` records were read."""
-        return int(self._suffix[record]) if record < len(self._suffix) else NONE_LEFT
+        """The floor (ns) once ``record`` records were read."""
+        if record >= len(self._suffix):
+            return NONE_LEFT
+        word = int(self._suffix[record])
+        return (word >> 32) * 10**9 + (word & 0xFFFFFFFF) * self._unit
 
 
-def record_times(data: np.ndarray, frames: np.ndarray, nanosecond: bool) -> np.ndarray:
-    """The time stamps (ns) of the classic little-endian pcap records whose frames are at
-    ``frames`` of ``data`` (each record header just before its frame)."""
-    if not len(frames):
-        return np.zeros(0, np.uint64)
-    fields = np.empty((len(frames), 8), np.uint8)
-    kernels.gather_windows(data, frames - 16, np.full(len(frames), 8), fields)
-    words = fields.view("<u4").astype(np.uint64)
-    return words[:, 0] * np.uint64(10**9) + words[:, 1] * np.uint64(1 if nanosecond else 1000)
+def time_words(seconds: np.ndarray, fractions: np.ndarray) -> np.ndarray:
+    """Records' (seconds, fraction) as one uint64 each."""
+    return seconds.astype(np.uint64) << np.uint64(32) | fractions.astype(np.uint64)
 
 
 def scan_floor(data: np.ndarray, first: int, nanosecond: bool) -> TimeFloor | None:
     """The floor of a classic little-endian pcap mapped as ``data`` whose records start at
     ``first``; None where its records cannot all be found (a damaged length)."""
     limit = max(0, (len(data) - first) // 16)
-    frames = np.empty(limit, np.int64)
-    n, _, bad = kernels.scan_records(data, first, len(data), limit, False, len(data), frames, None)
-    return None if bad else TimeFloor(record_times(data, frames[:n], nanosecond))
+    frames, headers = np.empty(limit, np.int64), np.empty((limit, 16), np.uint8)
+    n, _, bad = kernels.scan_records(data, first, len(data), limit, False, len(data), frames, headers)
+    if bad:
+        return None
+    fields = headers[:n].view("<u4")
+    return TimeFloor(time_words(fields[:, 0], fields[:, 1]), nanosecond)

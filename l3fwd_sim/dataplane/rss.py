@@ -30,7 +30,7 @@ from .. import compiled
 from ..capture import kernels
 from ..capture.offline import OpenCaptures, open_offline
 from ..capture.pcap import PcapReader
-from ..capture.time_floor import TimeFloor
+from ..capture.time_floor import TimeFloor, time_words
 from ..capture.records import (CAPLEN, MAX_CAPLEN, RECORD_ROW, RecordBatch, copy_padded, header_field,
                                libpcap_snaplen, padded)
 from ..errors import SimError
@@ -166,11 +166,8 @@ def index_capture(reader: PcapReader, queues: int, l4: bool, key: bytes, reta_si
                       ts)
         if n is None:
             return None
-        words = ts[:n]
         return CaptureIndex(data, offsets[:n], caplen[:n], queue[:n], reader.nanosecond,
-                            reader.cut_at(pos) if pos < end else None,
-                            TimeFloor((words >> np.uint64(32)) * np.uint64(10**9)
-                                      + (words & np.uint64(0xFFFFFFFF)) * np.uint64(1 if reader.nanosecond else 1000)))
+                            reader.cut_at(pos) if pos < end else None, TimeFloor(ts[:n], reader.nanosecond))
     finally:
         reader.close()
 
@@ -190,8 +187,8 @@ def _walk_definition(data: np.ndarray, pos: int, snap: int, rss: tuple, offsets:
         if not got:
             return n, pos
         caplen[n:n + got] = header_field(rows[:got], CAPLEN)
-        words = rows[:got, :8].view("<u4").astype(np.uint64)
-        ts[n:n + got] = words[:, 0] << np.uint64(32) | words[:, 1]
+        words = rows[:got, :8].view("<u4")
+        ts[n:n + got] = time_words(words[:, 0], words[:, 1])
         queue[n:n + got] = rss_queues(rows[:got], *rss)
         n, pos = n + got, after
 

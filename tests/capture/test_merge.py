@@ -22,7 +22,8 @@ from twins import KERNELS
 
 from forwarding import REPO
 from l3fwd_sim import RunOptions, compiled, run
-from l3fwd_sim.capture.merge import LcoreQueues, TxQueueMerge, merge_tx_queues, places
+from l3fwd_sim.capture.merge import LcoreQueues, TxQueueMerge, merge_tx_queues, places, time_key
+from l3fwd_sim.capture.time_floor import NONE_LEFT
 from l3fwd_sim.capture.offline import open_offline
 from l3fwd_sim.capture.pcap import PcapWriter
 from l3fwd_sim.capture.pcapng_writer import PcapngWriter
@@ -82,11 +83,12 @@ def test_merge_takes_the_earliest_head_and_keeps_each_queue_in_order(tmp_path, c
 @given(counts=st.lists(st.integers(0, 30), min_size=1, max_size=4), spread=st.sampled_from([1, 3, 10**6]),
        seed=st.integers(0, 2**32), fmt=st.sampled_from(["pcap", "pcapng"]))
 def test_merge_in_steps_as_queues_fill_is_the_whole_merge(tmp_path, counts, spread, seed, fmt):
-    """Records sent in random pieces, queues closing at random, a step after any send:
-    what the steps write, in order, is the merge of the complete queues (a step that
-    wrote past an open queue that is empty would put a record before one sent later
-    that comes first) — also when, between steps, another merge takes over what one
-    holds (``--jobs``: the next chunk's process)."""
+    """Records sent in random pieces, queues closing at random, a step after any send,
+    each open queue's floor at most the earliest time stamp it has still to send: what
+    the steps write, in order, is the merge of the complete queues (a step that wrote
+    past an open queue that is empty where its next record could come first would put
+    a record before one sent later that precedes it) — also when, between steps,
+    another merge takes over what one holds (``--jobs``: the next chunk's process)."""
     rng = random.Random(seed)
     queues = [[(rng.randbytes(rng.choice([0, 14, 60, 100, 1514])), T0 + rng.randrange(spread) * 1000)
                for _ in range(n)] for n in counts]
@@ -118,6 +120,10 @@ def test_merge_in_steps_as_queues_fill_is_the_whole_merge(tmp_path, counts, spre
                 if state is not None:                 # what the merge before held goes before what came since
                     merge.take_over(state)
                     state = None
+                for f, records in enumerate(queues):  # an open queue's floor: at most its earliest record to come
+                    later = [t for _, t in records[sent[f]:]]
+                    floor = min(later) - steps.choice([0, 0, 1000, 10**9]) if later else NONE_LEFT
+                    merge.floor[f] = time_key(max(floor, 0), fmt == "pcapng", True) if later else NONE_LEFT
                 data, n, source = merge.step()
                 out.append(bytes(data))
                 sources.append(source)
@@ -169,10 +175,11 @@ def _frames(records: bytes, fmt: str) -> list[bytes]:
     return [records[a + 28:a + 28 + int.from_bytes(records[a + 20:a + 24], "little")] for a in starts[:-1]]
 
 
-def _repeating_traffic(directory, ports: int = 4) -> None:
-    """Each port's capture: a few frames repeated, in bursts of equal time stamps."""
+def _repeating_traffic(directory, ports: int = 4, pattern: str = "IPV4-4STREAMSX8") -> None:
+    """Each port's capture: a few frames repeated, in bursts of equal time stamps (or
+    ``generate``'s other patterns)."""
     from l3fwd_sim.traffic.generate import GenerateOptions, generate
-    generate(GenerateOptions(outdir=directory, pattern="IPV4-4STREAMSX8", ports=ports, count=1500, size="64", seed=3))
+    generate(GenerateOptions(outdir=directory, pattern=pattern, ports=ports, count=1500, size="64", seed=3))
 
 
 @pytest.mark.parametrize("kernels_choice", KERNELS)
@@ -261,3 +268,42 @@ def test_traces_and_annotations_are_the_same_from_memory(tmp_path, jobs):
     assert names == ["drops.pcapng", "port0.pcapng", "port1.pcapng", "port2.pcapng", "stats.json", "trace.jsonl"]
     for name in names[:-2] + ["trace.jsonl"]:
         assert (tmp_path / "memory" / name).read_bytes() == (tmp_path / "files" / name).read_bytes(), name
+
+
+@pytest.mark.parametrize("kernels_choice", KERNELS)
+@pytest.mark.parametrize("seed", [1, 2])
+def test_time_floors_hold_for_captures_out_of_time_order(tmp_path, kernels_choice, seed):
+    """Captures whose time stamps jump back and forth (and repeat): the merge in memory
+    goes past an empty queue only up to the earliest time stamp its lcore may still
+    receive, so port<N>.pcap is still byte for byte the merge of the queue files — with
+    RSS's index (ports 0-2) and a plain capture's own walk (port 3) giving the floors.
+    In this layout some lcores never send to some ports: their queues stay empty, and
+    only the floors let the merge go on before those lcores end."""
+    _repeating_traffic(tmp_path / "in", pattern="random")
+    rng = np.random.default_rng(seed)
+    for port in range(4):
+        path = tmp_path / "in" / f"port{port}.pcap"
+        data = bytearray(path.read_bytes())
+        at = 24
+        while at < len(data):
+            data[at:at + 8] = np.array([1_700_000_000 + int(rng.integers(0, 50)), int(rng.integers(0, 3))],
+                                       "<u4").tobytes()
+            at += 16 + int.from_bytes(data[at + 8:at + 12], "little")
+        path.write_bytes(bytes(data))
+    common = dict(inputs={p: tmp_path / "in" / f"port{p}.pcap" for p in range(4)}, rx_burst=4, chunk_packets=120,
+                  config="(0,0,0),(0,1,1),(1,0,2),(1,1,3),(2,0,0),(2,1,1),(3,0,2),(3,1,3)")
+    with compiled.using(kernels_choice):
+        run(RunOptions(outdir=tmp_path / "memory", **common))
+        run(RunOptions(outdir=tmp_path / "files", per_queue=True, **common))
+    for port in range(4):
+        queues = [read_records(tmp_path / "files" / f"port{port}.q{k}.pcap") for k in range(4)]
+        merged = read_pcap_frames(tmp_path / "memory" / f"port{port}.pcap")
+        assert merged == [queues[q][i][0] for q, i in head_merge(queues)], port
+
+
+def test_time_floor_is_the_earliest_time_stamp_still_to_come():
+    from l3fwd_sim.capture.time_floor import NONE_LEFT, TimeFloor, time_words
+    seconds, fractions = np.array([5, 3, 7, 3, 9]), np.array([0, 9, 1, 2, 0])
+    floor = TimeFloor(time_words(seconds, fractions), nanosecond=False)
+    want = [min(s * 10**9 + f * 1000 for s, f in zip(seconds[k:], fractions[k:])) for k in range(5)]
+    assert [floor.at(k) for k in range(5)] == want and floor.at(5) == NONE_LEFT
