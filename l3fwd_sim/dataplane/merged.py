@@ -17,7 +17,7 @@ from pathlib import Path
 from ..capture.atomic import Committable
 from ..capture.merge import LcoreQueues, TxQueueMerge, places, time_key
 from ..capture.time_floor import NONE_LEFT
-from ..capture.writers import PortOutputs, open_writer
+from ..capture.writers import PortOutputs
 from .lcore import Lcore, LcoreTrace, bursts, open_readers, report_inputs
 from .polling import receive
 from .stats import RunStats
@@ -36,14 +36,8 @@ class MergedPorts(Committable):
         self.merges = {port: TxQueueMerge([each.queues[port] for each in self.lcore_queues], output_format == "pcapng")
                        for port in tx_ports}
         self.sources: dict[int, list] | None = {port: [] for port in tx_ports} if placed else None
-        self.writers = {}
-        try:
-            for port in tx_ports:
-                self.writers[port] = open_writer(output_format, self._outdir / f"port{port}.{output_format}",
-                                                 nanosecond, f"port{port}")
-        except BaseException:
-            self.abort()
-            raise
+        self._files = PortOutputs(self._outdir, tx_ports, nanosecond, f"port{{port}}.{output_format}", output_format)
+        self.writers = self._files.writers
 
     def queue_outputs(self, k: int) -> PortOutputs:
         """Lcore ``k``'s outputs: its TX queue of every port, in memory."""
@@ -88,18 +82,16 @@ class MergedPorts(Committable):
             if n:
                 self.writers[port].write_parts([data], n, None if at is None else at[port])
 
-    def places(self, sources: dict[int, list] | None = None) -> dict[int, list]:
+    def places(self) -> dict[int, list]:
         """Per port, per TX queue: the place in the port's file of each of its records
-        (from ``sources``: per port, the queue of each record taken, in order)."""
-        return {port: places(each, self.lcores) for port, each in (sources or self.sources).items()}
+        (``sources``: per port, the queue of each record taken, in order)."""
+        return {port: places(each, self.lcores) for port, each in self.sources.items()}
 
     def commit(self) -> None:
-        for writer in self.writers.values():
-            writer.commit()
+        self._files.commit()
 
     def abort(self) -> None:
-        for writer in self.writers.values():
-            writer.abort()
+        self._files.abort()
 
 
 def forward_merged(lcores: list[Lcore], ports: MergedPorts, outdir: Path, stats: list[RunStats], tx: list) -> list:

@@ -14,8 +14,11 @@ from forwarding import CONFIGS, simulate
 from oracle import l3fwd_oracle
 from frames import mixed_frames, well_formed_frames
 from rule_files import random_routes, write_rules
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+from twins import KERNELS
 
-from l3fwd_sim import SimError
+from l3fwd_sim import SimError, compiled
 from l3fwd_sim.l3fwd import run as simulator
 
 
@@ -79,9 +82,11 @@ def test_stats_json_counts(tmp_path):
         assert p["dropped"] == sum(p["drops"].values())
 
 
-def test_a_failing_jobs_worker_ends_the_run_with_its_message(tmp_path, monkeypatch):
+@pytest.mark.parametrize("config", [None, "(0,0,0),(1,0,1)"])
+def test_a_failing_jobs_worker_ends_the_run_with_its_message(tmp_path, monkeypatch, config):
     """A worker's error reaches the user, the other processes stop waiting for their
-    turn, and no output is left."""
+    turn (one lcore, or several whose merge goes round with the token), and no output
+    is left."""
     parent, real = os.getpid(), simulator.pipeline
 
     def pipeline_failing_in_workers(name):
@@ -96,7 +101,7 @@ def test_a_failing_jobs_worker_ends_the_run_with_its_message(tmp_path, monkeypat
     monkeypatch.setattr(simulator, "pipeline", pipeline_failing_in_workers)
     inputs = {0: mixed_frames(2, 0, 300), 1: mixed_frames(2, 1, 300)}
     with pytest.raises(SimError, match="boom in a worker"):
-        simulate(tmp_path, inputs, rx_burst=7, chunk_packets=40, jobs=3)
+        simulate(tmp_path, inputs, rx_burst=7, chunk_packets=40, jobs=3, config=config)
     assert not (tmp_path / "out").exists()          # the run created it: nothing new is left
 
 
@@ -122,3 +127,16 @@ def test_captures_of_disabled_ports_are_not_received(tmp_path):
     want, drops = oracle({0: inputs[0]}, portmask=0x3, pipeline="multi")
     assert got == want and stats["totals"]["rx"] == 50 and sorted(stats["ports"]) == ["0", "1"]
     assert any("port 2 is not in portmask 0x3" in w for w in stats["warnings"])
+
+
+@pytest.mark.parametrize("kernels_choice", KERNELS)
+def test_jobs_go_on_past_a_chunk_whose_every_packet_is_dropped_on_receive(tmp_path, kernels_choice):
+    """A chunk of frames longer than an mbuf (all dropped before TX) writes nothing; its
+    process still passes its turn on and goes on with its next chunk."""
+    long = [bytes(Ether() / IP(dst="198.18.1.1") / UDP() / (b"x" * 3000))] * 120
+    frames = mixed_frames(6, 0, 100) + long + mixed_frames(7, 0, 100)
+    with compiled.using(kernels_choice):
+        one = simulate(tmp_path / "one", {0: frames}, rx_burst=8, chunk_packets=40)
+        jobs = simulate(tmp_path / "jobs", {0: frames}, rx_burst=8, chunk_packets=40, jobs=2)
+    assert jobs[0] == one[0] and jobs[1]["drops"] == one[1]["drops"]
+    assert one[1]["totals"]["rx"] == 320 and one[1]["drops"]["oversize"] == 120
