@@ -5,9 +5,11 @@ memory — no per-queue file is written and read again. What a queue holds betwe
 is what waits for a slower queue; the turns keep the lcores abreast, so that is about a
 super-burst.
 
-The per-queue files (``port<N>.q<K>.pcap``, what real dpdk-l3fwd's ``tx_pcap`` files
-hold) are written by the lcores one after another instead (``--per-queue``,
-``--no-merge``, ``dpdk-l3fwd``): ``lcore.forward_all``, then the files' merge.
+With ``--jobs`` the turns are dealt out in chunks to the processes, the merges handed
+on with the token (``jobs.py``). The per-queue files (``port<N>.q<K>.pcap``, what real
+dpdk-l3fwd's ``tx_pcap`` files hold) are written by the lcores one after another
+instead (``--per-queue``, ``--no-merge``, ``dpdk-l3fwd``): ``lcore.forward_all``, then
+the files' merge.
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ class MergedPorts(Committable):
                  placed: bool = False, headroom: int = 0):
         self._outdir, self._format, self._nanosecond = Path(outdir), output_format, nanosecond
         self.tx_ports, self.lcores = tx_ports, lcores
-        self.lcore_queues = [LcoreQueues(max(tx_ports) + 1, headroom) for _ in range(lcores)]
+        self.lcore_queues = [LcoreQueues(max(tx_ports, default=-1) + 1, headroom) for _ in range(lcores)]
         self.merges = {port: TxQueueMerge([each.queues[port] for each in self.lcore_queues], output_format == "pcapng")
                        for port in tx_ports}
         self.sources: dict[int, list] | None = {port: [] for port in tx_ports} if placed else None
