@@ -463,10 +463,12 @@ class CaptureWriter(Committable):
 
     def __init__(self, path: str | os.PathLike, header: bytes, sink=None):
         self.path = Path(path)
-        self._out = AtomicFile(path) if sink is None else None
-        self._file = self._out.file if sink is None else sink
         if sink is None:
+            self._out = AtomicFile(path)
+            self._file = self._out.file
             self._file.write(header)
+        else:
+            self._out, self._file = None, sink
         self.header_bytes = len(header)
         self.packets = 0
 

@@ -43,9 +43,9 @@ _ABORTED = "another --jobs process failed"
 
 @dataclass
 class _Merging:
-    """The token of several lcores' chunks: where each port's file ends, records written
-    to it so far, each port's merge as the chunks before left it
-    (``TxQueueMerge.hand_over``), and whether every lcore is done."""
+    """The token of several lcores' chunks: where each port's file ends, each port's
+    merge as the chunks before left it (``TxQueueMerge.plan``'s state), and whether
+    every lcore is done."""
     ends: dict[int, int]
     merges: dict[int, tuple] | None = None
     done: bool = False
@@ -262,17 +262,16 @@ def run_jobs(lcores: list[Lcore], jobs: int, outdir, stats: list[RunStats], tx_m
     if ports is None:
         lcore = lcores[0]
         outputs = [PortOutputs(outdir, lcore.tx_ports, lcore.nanosecond, lcore.output_name, lcore.output_format)]
-        writers = outputs[0]
+        files = outputs[0]
     else:
-        outputs, writers = [ports.queue_outputs(n) for n in range(len(lcores))], ports
+        outputs, files = [ports.queue_outputs(n) for n in range(len(lcores))], ports.files
     workers = []
     spools = [[Spool.create(outdir) for _ in range(jobs)] if lcore.tracing else [] for lcore in lcores]
     try:
-        for writer in writers.writers.values():   # the file headers, written once
-            writer.flush()
+        files.flush()                             # the file headers, written once
         ring = [_pipe(ctx) for _ in range(jobs)]                   # (receive, send) of the token into process k
-        ends = {port: writer.header_bytes for port, writer in writers.writers.items()}
-        ring[0][1].send(ends if ports is None else _Merging(ends))  # process 0 starts: records after the headers
+        ends = files.header_bytes()               # process 0 starts with the token: records after the headers
+        ring[0][1].send(ends if ports is None else _Merging(ends))
         for k in range(1, jobs):
             receive_result, send_result = ctx.Pipe(duplex=False)
             share = _Share([replace(lcore, progress=None, captures=None) for lcore in lcores],   # inputs opened again
@@ -306,12 +305,12 @@ def run_jobs(lcores: list[Lcore], jobs: int, outdir, stats: list[RunStats], tx_m
         if ports is not None and ports.sources is not None:
             ports.sources = {port: [source for chunk in sorted(sources) for source in sources[chunk][port]]
                              for port in ports.tx_ports}
-        writers.commit()
+        files.commit()
         return spools
     except BaseException:
         for process, _ in workers:
             process.kill()
-        writers.abort()
+        files.abort()
         for each in spools:
             for spool in each:
                 spool.remove()

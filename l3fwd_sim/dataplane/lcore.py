@@ -156,7 +156,7 @@ def main_loop(lcore: Lcore, received, outputs: PortOutputs, stats: RunStats, tx,
 def bursts(lcore: Lcore, received, outputs: PortOutputs, stats: RunStats, tx, turn=None,
            trace=None) -> Iterator[None]:
     """:func:`main_loop`, pausing after each super-burst (several lcores of one process
-    take turns: ``dataplane/lcores.py``)."""
+    take turns: ``merged.py``)."""
     heap.keep_batches_on_heap()
     total_bytes = sum(location.size(getattr(source, "path", source)) for _, source in lcore.inputs)
     done_bytes = 0

@@ -24,11 +24,15 @@ from .lcore import Lcore, LcoreTrace, bursts, open_readers, report_inputs
 from .polling import receive
 from .stats import RunStats
 
+HANDED_ON = 1 << 18                  # --jobs: room before a TX queue's chunk for what the chunk before left waiting
+                                     # (most waits are a few kB; a bigger one is moved in, not lost)
+
 
 class MergedPorts(Committable):
-    """A run's ``port<N>`` files, each the merge of the port's TX queues (queue k: the
-    k-th lcore's); with ``placed``, each queue record's place in its port's file is
-    kept (:meth:`places`: what trace lines and annotations point to)."""
+    """A run's ``port<N>`` files (``files``), each the merge of the port's TX queues
+    (queue k: the k-th lcore's); with ``placed``, each queue record's place in its
+    port's file is kept (:meth:`places`: what trace lines and annotations point to).
+    ``headroom``: see ``merge.LcoreQueues`` (``HANDED_ON``)."""
 
     def __init__(self, outdir: Path, tx_ports: list[int], lcores: int, nanosecond: bool, output_format: str,
                  placed: bool = False, headroom: int = 0):
@@ -38,8 +42,7 @@ class MergedPorts(Committable):
         self.merges = {port: TxQueueMerge([each.queues[port] for each in self.lcore_queues], output_format == "pcapng")
                        for port in tx_ports}
         self.sources: dict[int, list] | None = {port: [] for port in tx_ports} if placed else None
-        self._files = PortOutputs(self._outdir, tx_ports, nanosecond, f"port{{port}}.{output_format}", output_format)
-        self.writers = self._files.writers
+        self.files = PortOutputs(self._outdir, tx_ports, nanosecond, f"port{{port}}.{output_format}", output_format)
 
     def queue_outputs(self, k: int) -> PortOutputs:
         """Lcore ``k``'s outputs: its TX queue of every port, in memory."""
@@ -82,7 +85,7 @@ class MergedPorts(Committable):
         """Append what ``take`` took (``--jobs``: write it at file offsets ``at``)."""
         for port, (data, n, _) in taken.items():
             if n:
-                self.writers[port].write_parts([data], n, None if at is None else at[port])
+                self.files.writers[port].write_parts([data], n, None if at is None else at[port])
 
     def places(self) -> dict[int, list]:
         """Per port, per TX queue: the place in the port's file of each of its records
@@ -90,10 +93,10 @@ class MergedPorts(Committable):
         return {port: places(each, self.lcores) for port, each in self.sources.items()}
 
     def commit(self) -> None:
-        self._files.commit()
+        self.files.commit()
 
     def abort(self) -> None:
-        self._files.abort()
+        self.files.abort()
 
 
 def forward_merged(lcores: list[Lcore], ports: MergedPorts, outdir: Path, stats: list[RunStats], tx: list) -> list:

@@ -114,7 +114,7 @@ def run_graph(opt: GraphOptions) -> dict:
         fmt = output_format(opt.output_format, captures.open.file_formats)
         several = len(graphs) > 1 or opt.per_queue
         # the TX-queue files: outputs, or only what the merge reads (hidden: not published)
-        queue_dir = out.stage if opt.per_queue or not opt.merge else out.stage / ".queues"
+        queue_dir = out.stage / ".queues" if len(graphs) > 1 and opt.merge and not opt.per_queue else out.stage
         queue_dir.mkdir(exist_ok=True)
         trace = None
         if opt.pcap_trace:
@@ -125,8 +125,7 @@ def run_graph(opt: GraphOptions) -> dict:
             graph.trace = trace
             name = f"port{{port}}.q{graph.graph_id}.{fmt}" if several else f"port{{port}}.{fmt}"
             _graph_loop(graph, [(q.port, captures.sources.get((q.port, q.queue))) for q in workers[graph.lcore]],
-                        PortOutputs(queue_dir if several else out.stage, enabled, nanosecond, name, fmt), stats,
-                        captures.open, opt, progress)
+                        PortOutputs(queue_dir, enabled, nanosecond, name, fmt), stats, captures.open, opt, progress)
         if trace:
             trace.close()
         if len(graphs) > 1 and opt.merge:

@@ -44,8 +44,6 @@ LOOKUPS = ("lpm", "em", "fib", "acl")
 PIPELINES = {"simple": simple.forward, "multi": multi.forward}
 ACL_ALGS = ("scalar", "sse", "avx2", "neon", "altivec", "avx512x16", "avx512x32", "rvv")
 MIN_PKT_LEN, MAX_JUMBO_PKT_LEN = 64, 9600     # RTE_ETHER_MIN_LEN, l3fwd's MAX_JUMBO_PKT_LEN
-MERGE_HEADROOM = 1 << 18             # --jobs, several lcores: room before a TX queue's chunk for what the chunk before
-                                     # left waiting (most waits are a few kB; a bigger one is moved in, not lost)
 
 
 @dataclass
@@ -265,9 +263,9 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
                             keep=annotations and annotations.keep)
 
     # several lcores: port<N> is the merge of the port's TX queues, written straight from memory
-    # (merged.py) unless the per-queue files are asked for (written here) or needed (--jobs, --cluster: hidden)
+    # (merged.py) unless the per-queue files are asked for (written here) or --cluster needs them (hidden)
     in_memory = several and opt.merge and not opt.per_queue and opt.cluster is None
-    queue_dir = outdir if not several or opt.per_queue or not opt.merge else outdir / ".queues"
+    queue_dir = outdir / ".queues" if several and opt.merge and not opt.per_queue and not in_memory else outdir
     queue_dir.mkdir(exist_ok=True)
     # lcores taking turns hold one super-burst between them, as one lcore does: fewer fresh pages (measured)
     chunk_packets = max(1, opt.chunk_packets // len(lcores.ids)) if in_memory else opt.chunk_packets
@@ -309,19 +307,18 @@ def _run_lcores(opt: RunOptions, out: OutputDir, started: float, forward: "_Forw
     placed = bool(trace_lines or annotations)
     with _cluster(opt) as client:
         if in_memory:
-            from ..dataplane.merged import MergedPorts, forward_merged
-            made = [make_lcore(lc) for lc in lcores.ids]
+            from ..dataplane.merged import HANDED_ON, MergedPorts, forward_merged
+            made_lcores, lcore_stats, tx_models = map(list, zip(*(make_lcore(lc) for lc in lcores.ids)))
             ports = MergedPorts(outdir, tx_ports, len(lcores.ids), nanosecond, fmt, placed,
-                                MERGE_HEADROOM if opt.jobs > 1 else 0)
-            each = [lcore for lcore, _, _ in made], [s for _, s, _ in made], [tx_model for _, _, tx_model in made]
+                                HANDED_ON if opt.jobs > 1 else 0)
             if opt.jobs > 1:                      # forked once: every process forwards a share of each lcore's rounds
                 from ..dataplane.jobs import run_jobs
-                spools = run_jobs(each[0], opt.jobs, outdir, each[1], each[2], ports)
+                spools = run_jobs(made_lcores, opt.jobs, outdir, lcore_stats, tx_models, ports)
             else:
-                spools = forward_merged(each[0], ports, outdir, each[1], each[2])
-            for _, _, tx_model in made:
+                spools = forward_merged(made_lcores, ports, outdir, lcore_stats, tx_models)
+            for tx_model in tx_models:
                 tx_model.drain()
-            per_lcore = [(lcore_stats, tx_model, each) for (_, lcore_stats, tx_model), each in zip(made, spools)]
+            per_lcore = list(zip(lcore_stats, tx_models, spools))
             positions = ports.places() if placed else {}
         elif several and opt.jobs > 1:            # lcores are independent: one process each
             from ..dataplane.jobs import in_processes
