@@ -1,10 +1,11 @@
 """The folder tree is the architecture: every import inside ``l3fwd_sim`` runs down the
 layers (cli → bench, report → traffic, diff → l3fwd, graph, testpmd → eal → dataplane → capture → tables →
 numbers, compiled → errors, text, hold), never up or sideways between peers, and no module imports itself back through
-others (imports inside functions count too)."""
+others (imports inside functions count too). The compiled twins' C includes down the same layers."""
 from __future__ import annotations
 
 import ast
+import os
 from pathlib import Path
 
 from forwarding import REPO
@@ -54,9 +55,7 @@ def test_every_subsystem_has_a_rank():
 
 
 def test_imports_run_down_the_layers():
-    wrong = [f"{m} imports {t}" for m, targets in GRAPH.items() for t in targets
-             if subsystem(t) != subsystem(m) and subsystem(m) and RANK[subsystem(t)] >= RANK[subsystem(m)]]
-    assert wrong == []
+    assert upward({m: targets for m, targets in GRAPH.items() if subsystem(m)}) == []
 
 
 def test_no_import_cycle():
@@ -83,3 +82,33 @@ def test_the_checker_resolves_every_form_of_import():
               "def f():\n    from ..capture.offline import open_offline\n")
     assert imports(source, "l3fwd_sim.tables.hash", "l3fwd_sim.tables") == {
         "l3fwd_sim.l3fwd.rules", "l3fwd_sim.tables.lpm", "l3fwd_sim.errors", "l3fwd_sim.capture.offline"}
+
+
+def c_includes(path: Path) -> set[str]:
+    """The ``l3fwd_sim`` files (as module names) a ``.c``/``.h`` file includes by its
+    quoted ``#include``s."""
+    return {module_name(Path(os.path.normpath(path.parent / line.split('"')[1])))
+            for line in path.read_text().splitlines() if line.startswith('#include "')}
+
+
+def upward(graph: dict[str, set[str]]) -> list[str]:
+    return [f"{m} uses {t}" for m, targets in graph.items() for t in targets
+            if subsystem(t) != subsystem(m) and RANK[subsystem(t)] >= RANK[subsystem(m)]]
+
+
+C_GRAPH = {module_name(p): c_includes(p) for p in [*PACKAGE.rglob("*.c"), *PACKAGE.rglob("*.h")]}
+
+
+def test_c_includes_run_down_the_layers():
+    """The compiled twins' C lives in its package (none at the top) and includes only
+    its own package's headers or those of packages below it: each package's
+    ``twins.h`` declares its twins (setup.py binds them all)."""
+    assert "l3fwd_sim.dataplane.lcore" in C_GRAPH and all(subsystem(m) for m in C_GRAPH)
+    assert upward(C_GRAPH) == []
+
+
+def test_the_c_checker_sees_an_include_running_up():
+    lcore = PACKAGE / "dataplane" / "lcore.c"
+    assert "l3fwd_sim.capture.records" in C_GRAPH["l3fwd_sim.dataplane.lcore"]
+    assert upward({"l3fwd_sim.dataplane.lcore": {module_name(Path(os.path.normpath(lcore.parent / "../l3fwd/twins.h")))}}) \
+        == ["l3fwd_sim.dataplane.lcore uses l3fwd_sim.l3fwd.twins"]

@@ -15,6 +15,7 @@ import struct
 import numpy as np
 
 from .. import compiled
+from . import twins
 
 _LE, _BE = struct.Struct("<I"), struct.Struct(">I")
 
@@ -26,8 +27,8 @@ def scan_records(buf: np.ndarray, pos: int, end: int, limit: int, big_endian: bo
     ``headers`` (None: not copied); stop before a record that runs past ``end``, or at
     one whose captured length exceeds ``max_caplen`` (then ``bad``).
     Returns ``(records, position after them, bad)``."""
-    if (k := compiled.native()) is not None:
-        return k.scan_records(buf, pos, end, limit, big_endian, max_caplen, out, headers)
+    if compiled.enabled():
+        return twins.scan_records(buf, pos, end, limit, big_endian, max_caplen, out, headers)
     caplen_at = (_BE if big_endian else _LE).unpack_from
     n = 0
     bad = False
@@ -53,8 +54,8 @@ def walk_rows(buf: np.ndarray, pos: int, end: int, limit: int, big_endian: bool,
     to ``snap``, then the frame's head, zero past it — records handed over as stored but
     for libpcap's snaplen. Returns ``(records, position after them, bad, bytes of their
     frames as cut)``."""
-    if (k := compiled.native()) is not None:
-        return k.walk_rows(buf, pos, end, limit, big_endian, max_caplen, snap, out, rows)
+    if compiled.enabled():
+        return twins.walk_rows(buf, pos, end, limit, big_endian, max_caplen, snap, out, rows)
     n, pos, bad = scan_records(buf, pos, end, limit, big_endian, max_caplen, out, rows[:, :16])
     header = rows[:n, :16].view("<u4")
     if big_endian:
@@ -70,8 +71,8 @@ def scan_blocks(buf: np.ndarray, pos: int, end: int, out: np.ndarray) -> int:
     wrote: a block's length is its second 32-bit word): put the offset of each block
     that lies wholly there in ``out`` (room for every block), stop at a malformed
     length. Returns how many."""
-    if (k := compiled.native()) is not None:
-        return k.scan_blocks(buf, pos, end, out)
+    if compiled.enabled():
+        return twins.scan_blocks(buf, pos, end, out)
     length_at = _LE.unpack_from
     n = 0
     while end - pos >= 12:
@@ -87,8 +88,8 @@ def scan_blocks(buf: np.ndarray, pos: int, end: int, out: np.ndarray) -> int:
 def gather_windows(buf: np.ndarray, starts: np.ndarray, widths: np.ndarray, out: np.ndarray) -> None:
     """``out[i]`` = the first ``widths[i]`` bytes at ``buf[starts[i]:]``, zero after them
     (``widths[i]`` at most ``out.shape[1]``; ``buf`` holds them)."""
-    if (k := compiled.native()) is not None:
-        return k.gather_windows(buf, starts, widths, out)
+    if compiled.enabled():
+        return twins.gather_windows(buf, starts, widths, out)
     width = out.shape[1]
     if not len(starts):
         return
@@ -130,8 +131,8 @@ def concat_ranges(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
     """``buf[starts[i]:starts[i] + lengths[i]]`` for every i, one after another (into
     ``out`` if given: exactly that many bytes)."""
     out = np.empty(int(lengths.sum()), np.uint8) if out is None else out
-    if (k := compiled.native()) is not None:
-        k.concat_ranges(buf, starts, lengths, out)
+    if compiled.enabled():
+        twins.concat_ranges(buf, starts, lengths, out)
         return out
     if len(starts):
         out[:] = np.concatenate([buf[s:s + n] for s, n in zip(starts.tolist(), lengths.tolist())])
@@ -141,8 +142,8 @@ def concat_ranges(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
 def pack_rows(rows: np.ndarray, widths: np.ndarray) -> np.ndarray:
     """The first ``widths[i]`` bytes of each row ``i``, one after another (records of
     several sizes, laid out as they go to the file)."""
-    if (k := compiled.native()) is not None:
+    if compiled.enabled():
         out = np.empty(int(widths.sum()), np.uint8)
-        k.pack_rows(rows, widths, out)
+        twins.pack_rows(rows, widths, out)
         return out
     return rows[np.arange(rows.shape[1]) < widths[:, None]]

@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import compiled
 from ..errors import SimError
-from . import kernels
+from . import kernels, twins
 from .atomic import AtomicFile
 from .pcapng_writer import EPB, SHB
 from .time_floor import NONE_LEFT
@@ -238,10 +238,10 @@ def merge_queues(datas: list, positions: np.ndarray, carry: np.ndarray, floor: n
     precede. ``positions`` and ``carry`` are moved on. Time stamps are the records' own
     (``records.c``'s ``head_record``). A damaged record is an error naming its queue
     (``names[f]``, or its number)."""
-    if (k := compiled.native()) is not None:
+    if compiled.enabled():
         room = len(out) if out is not None else sum(len(d) - p for d, p in zip(datas, positions.tolist()))
         source = np.empty(max(1, room // 16), np.uint8)
-        n, used, bad = k.merge_queues(datas, positions, carry, floor, open_, pcapng, out, source)
+        n, used, bad = twins.merge_queues(datas, positions, carry, floor, open_, pcapng, out, source)
         if bad >= 0:
             raise SimError(f"{names[bad] if names else f'TX queue {bad}'}: offset {positions[bad]}: a damaged record")
         return n, used, source[:n].copy()
@@ -298,7 +298,7 @@ def merge_tx_queues(paths: list[Path], target: Path, positions: bool = False) ->
     sizes = [os.path.getsize(path) for path in paths]
     with open(paths[0], "rb") as first:
         pcapng = sizes[0] >= 4 and struct.unpack("<I", first.read(4))[0] == SHB
-    out = np.empty(_GATHER if compiled.native() is not None else sum(sizes), np.uint8)
+    out = np.empty(_GATHER if compiled.enabled() else sum(sizes), np.uint8)
     closed, carry, sources = np.zeros(len(paths), np.uint8), np.zeros(len(paths), np.uint64), []
     floor = np.zeros(len(paths), np.uint64)
     datas = [np.memmap(path, np.uint8, mode="r") if size else np.zeros(0, np.uint8) for path, size in zip(paths, sizes)]

@@ -10,7 +10,6 @@
  */
 #include <string.h>
 
-#include "../compiled.h"
 #include "records.h"
 
 #define SHB 0x0A0D0D0Au

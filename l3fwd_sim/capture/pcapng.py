@@ -51,7 +51,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import compiled
-from . import kernels
+from . import kernels, twins
 from .linktypes import FRONT_ROOM, Conversion, libpcap_dlt
 from .pcap import PcapReader
 from .reading import Reading
@@ -66,7 +66,7 @@ MAX_BLOCK = 16 << 20              # libpcap INITIAL_MAX_BLOCKSIZE
 _TS_LIMIT = 1 << 63               # time stamps are int64 nanoseconds (to 2262-04-11)
 _SKIP_LIMIT = 1 << 20             # skipped-block bytes kept in the buffer before they are dropped
 _OPT_END, _IF_NAME, _IF_TSRESOL, _IF_TSOFFSET = 0, 2, 9, 14
-WALK_LIMIT, WALK_MORE, WALK_PYTHON = range(3)   # why pcapng.c's walk_blocks stopped (compiled.h)
+WALK_LIMIT, WALK_MORE, WALK_PYTHON = range(3)   # why pcapng.c's walk_blocks stopped (twins.h)
 
 
 @dataclass(frozen=True)
@@ -140,8 +140,8 @@ class PcapngReader(PcapReader):
     def _walk(self, limit: int, parts: list) -> int:
         """Walk blocks until ``limit`` packets were taken (stopping before the next
         packet block) or the data ends; returns the number of packets."""
-        if (k := compiled.native()) is not None:
-            return self._walk_compiled(k, limit, parts)
+        if compiled.enabled():
+            return self._walk_compiled(limit, parts)
         return self._walk_blocks(limit, parts)
 
     def _walk_blocks(self, limit: int, parts: list) -> int:
@@ -365,7 +365,7 @@ class PcapngReader(PcapReader):
         if high.any():                        # past 2106: the part carries the seconds' high bits
             parts[-1] = (*parts[-1], high)
 
-    def _walk_compiled(self, k, limit: int, parts: list) -> int:
+    def _walk_compiled(self, limit: int, parts: list) -> int:
         """:meth:`_walk` with the packet blocks walked by ``pcapng.c`` (``walk_blocks``),
         the rows laid out as it goes; whatever it leaves — a Section Header or Interface
         Description Block, a damaged block, a time stamp past 2106, a packet libpcap
@@ -377,7 +377,7 @@ class PcapngReader(PcapReader):
         while True:
             self._fill(min(READ_BLOCK, 16 + MAX_CAPLEN))
             columns = self._interface_columns()
-            n, pos, frames, skipped_from, stop = k.walk_blocks(
+            n, pos, frames, skipped_from, stop = twins.walk_blocks(
                 self._buf, self._start, self._end, limit - count, self._order == ">", self.reading is Reading.LIBPCAP,
                 (columns.section, columns.snap, columns.units, columns.scale, columns.tsoffset),
                 offsets[count:], owner[count:], rows[count:])

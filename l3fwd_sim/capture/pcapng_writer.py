@@ -30,7 +30,7 @@ from typing import Callable
 import numpy as np
 
 from .. import compiled
-from . import kernels
+from . import kernels, twins
 from .linktypes import ETHERNET as LINKTYPE_ETHERNET
 from .pcap import CaptureWriter, paused_gc
 from .records import HEAD_BYTES, MAX_CAPLEN
@@ -207,12 +207,12 @@ def write_commented(write: Callable, blocks: np.ndarray, text: np.ndarray, start
     ``comment_blocks``) walks the blocks and lays them out a ``piece`` at a time; the
     definition finds them (``kernels.scan_blocks``) and gathers the ranges with
     ``kernels.concat_ranges`` at once. ``what`` names the file in a failure."""
-    if (k := compiled.native()) is None:
+    if not compiled.enabled():
         write(_commented_blocks(blocks, *_packet_blocks(blocks, len(starts), what), text, starts, ends))
         return
     at = comment = 0
     while comment < len(starts) or at < len(blocks):
-        used, at, comment = k.comment_blocks(blocks, text, starts, ends, piece, at, comment)
+        used, at, comment = twins.comment_blocks(blocks, text, starts, ends, piece, at, comment)
         if used < 0:
             raise AssertionError(f"{what}: not one Enhanced Packet Block per comment")
         if not used:                          # a block of ours is far smaller than a piece

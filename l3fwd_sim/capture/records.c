@@ -5,7 +5,6 @@
  */
 #include <string.h>
 
-#include "../compiled.h"
 #include "records.h"
 
 /* kernels.scan_records: up to `limit` complete classic pcap records from `pos`. */

@@ -6,9 +6,8 @@
 
 #include <string.h>
 
-#include "../compiled.h"
+#include "twins.h"
 
-#define ROW_BYTES 80             /* records.RECORD_ROW: a record header and HEAD_BYTES of frame */
 #define ROW_SLACK ROW_BYTES      /* bytes an output must have beyond its last record (lay_out_record) */
 
 /* A capture's 32-bit (16-bit) field at `b`, in the byte order of its file or section. */

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import compiled
 from ..errors import SimError
-from . import kernels
+from . import kernels, twins
 from .atomic import Committable
 from .batch import PacketBatch
 from .pcap import PcapWriter, paused_gc
@@ -96,8 +96,8 @@ class PortOutputs(Committable):
         """Append the packets of ``batch`` to the pcap of their ``dest`` port (-1: dropped).
         With ``reserve`` (``--jobs``: the outputs are shared), ``reserve({port: bytes})``
         returns the file offset of each port's records instead, and they are written there."""
-        if (k := compiled.native()) is not None and self.lays_out(batch.sources):
-            return self._write_compiled(k, batch, dest, reserve)
+        if compiled.enabled() and self.lays_out(batch.sources):
+            return self._write_compiled(batch, dest, reserve)
         order = np.argsort(dest.astype(np.int16), kind="stable")    # radix sort; drops first
         bounds = np.cumsum(np.bincount(dest + 1, minlength=max(self.writers) + 2))
         first = int(bounds[0])
@@ -184,13 +184,13 @@ class PortOutputs(Committable):
                 start = int(starts[port])
                 writer.write_parts([data[start:start + sizes[port]]], int(counts[port]), at.get(port))
 
-    def _write_compiled(self, k, batch: PacketBatch, dest: np.ndarray, reserve) -> None:
+    def _write_compiled(self, batch: PacketBatch, dest: np.ndarray, reserve) -> None:
         """:meth:`write` by ``scatter_records``: every sent record laid out once, in its
         port's part of one reused buffer (the parts one after another, each with a row's
         room after it); each part written with one call."""
         data = self._bytes(self.room(16 * len(batch) + int(batch.caplen.sum()), len(batch)) + self._ports * RECORD_ROW)
         sizes, counts, starts = np.zeros((3, self._ports), np.int64)
-        k.scatter_records(batch.arrays(with_sources=True), np.ascontiguousarray(dest, np.int64), self.record_format,
+        twins.scatter_records(batch.arrays(with_sources=True), np.ascontiguousarray(dest, np.int64), self.record_format,
                           data, sizes, counts, starts)
         self._write_parts(data, starts, sizes, counts, reserve)
 

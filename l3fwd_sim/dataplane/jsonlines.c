@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "../compiled.h"
+#include "twins.h"
 
 #define ONES 0x0101010101010101ull
 #define HIGHS 0x8080808080808080ull

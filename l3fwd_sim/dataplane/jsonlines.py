@@ -18,6 +18,7 @@ import json
 import numpy as np
 
 from .. import compiled
+from . import twins
 
 TEXT, CHOICE, NUMBER, BLOCK = range(4)         # jsonlines.c's piece kinds, in this order
 
@@ -62,10 +63,9 @@ def distinct(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     words (``np.unique(axis=0)`` sorts them as records of one-byte fields: 18 s for 1M
     rows of 58 bytes); the compiled twin hashes them (``jsonlines.c``)."""
     raw = np.ascontiguousarray(rows).view(np.uint8)
-    k = compiled.native()
-    if k is not None:
+    if compiled.enabled():
         first, inverse = np.empty((2, len(raw)), np.int64)
-        return first[:k.distinct_rows(raw, first, inverse)], inverse
+        return first[:twins.distinct_rows(raw, first, inverse)], inverse
     words = np.zeros((len(raw), -(-raw.shape[1] // 8)), np.uint64)
     words.view(np.uint8)[:, :raw.shape[1]] = raw
     order = np.lexsort(words.T)                    # stable: each distinct row's first occurrence leads its run
@@ -137,9 +137,8 @@ class Lines:
             return b""
         self.text("\n")
         buffer = buffer or LineBuffer()
-        k = compiled.native()
-        if k is not None:
-            written = k.render_lines(list(self._compiled_pieces()), self.n, buffer.out, ends)   # grows buffer.out:
+        if compiled.enabled():
+            written = twins.render_lines(list(self._compiled_pieces()), self.n, buffer.out, ends)   # grows buffer.out:
             return memoryview(buffer.out)[:written]                                             # no view before
         cells = [self._cells(kind, payload) for kind, payload in self.pieces]
         widths = [cell.shape[-1] for cell in cells]

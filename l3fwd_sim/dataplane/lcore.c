@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "../capture/records.h"
-#include "../compiled.h"
+#include "twins.h"
 
 /* trace.BurstTracer.take: the receive side of the sub-burst's first packets still to
  * trace, and their header bytes before any stage edits them; returns how many. */

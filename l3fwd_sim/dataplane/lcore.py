@@ -28,7 +28,7 @@ from ..releases import CHAINED_TX_CAPLEN, Release, release as release_of
 from .hits import Decisions
 from .polling import Received, receive
 from .rss import RssQueue, RssShare
-from . import heap, rx
+from . import heap, rx, twins
 from .ports import MAX_PORTS as MAX_TX_PORTS
 from .stats import RunStats
 
@@ -54,7 +54,7 @@ class Lcore:
     tracing: Tracing | None = None           # run --trace: then forward(batch, timer, decisions)
     captures: OpenCaptures | None = None     # the inputs, opened once up front (None: open them here)
     output_format: str = "pcap"              # or "pcapng" (then output_name ends in .pcapng)
-    compiled_forward: Callable[[tuple | None], tuple] | None = None   # the path's twin for lcore.c (arg: trace tables)
+    compiled_forward: Callable[[tuple | None], twins.LcorePath] | None = None   # the path's twin for lcore.c (arg: trace tables)
     comments: Callable[[int, int], tuple] | None = None      # --annotate as it forwards: PortOutputs.comment_with
     release: Release = field(default_factory=release_of)     # the DPDK release modelled (releases.py)
     send_order: Callable | None = None       # the application sends a super-burst in another order than received:
@@ -161,9 +161,9 @@ def bursts(lcore: Lcore, received, outputs: PortOutputs, stats: RunStats, tx, tu
     total_bytes = sum(location.size(getattr(source, "path", source)) for _, source in lcore.inputs)
     done_bytes = 0
     scratch: dict = {}
-    # (twin, tables, step drops); when tracing or counting rule hits, the tables' codes as both number them
+    # the path's twin (twins.LcorePath); when tracing or counting rule hits, the tables' codes as both number them
     tables = lcore.tracing.describe.tables if trace else stats.hits.tables if stats.hits is not None else None
-    path = lcore.compiled_forward(tables) if lcore.compiled_forward else None
+    path = lcore.compiled_forward(tables) if lcore.compiled_forward and compiled.enabled() else None
 
     @contextmanager
     def timer(stage: str):
@@ -177,10 +177,9 @@ def bursts(lcore: Lcore, received, outputs: PortOutputs, stats: RunStats, tx, tu
         if burst is None:
             break
         stats.count_queues(burst.queue_rx)
-        k = compiled.native() if path else None
-        if k is not None and outputs.lays_out([records for _, _, records in burst.sources]) \
+        if path and outputs.lays_out([records for _, _, records in burst.sources]) \
                 and not _chained_past_tx(lcore, burst):
-            _forward_compiled(k, path, burst, outputs, stats, tx, turn, timer, scratch, rx.data_room(lcore.release),
+            _forward_compiled(path, burst, outputs, stats, tx, turn, timer, scratch, rx.data_room(lcore.release),
                               trace)
         else:
             _forward_staged(lcore, burst, outputs, stats, tx, turn, trace, timer)
@@ -242,7 +241,7 @@ def _forward_staged(lcore: Lcore, burst: Received, outputs: PortOutputs, stats: 
 SUB_BURST_PACKETS = 1024        # lcore.c's sub-bursts: a packet's row, columns and output stay in L1/L2
 
 
-def _forward_compiled(k, path: tuple, burst: Received, outputs: PortOutputs, stats: RunStats, tx, turn, timer,
+def _forward_compiled(path: twins.LcorePath, burst: Received, outputs: PortOutputs, stats: RunStats, tx, turn, timer,
                       scratch: dict, room: int, trace=None) -> None:
     """One super-burst by ``lcore.c``: received, forwarded, accounted for, counted and
     laid out per TX port sub-burst by sub-burst — the packets ``trace`` asks for traced
@@ -267,10 +266,10 @@ def _forward_compiled(k, path: tuple, burst: Received, outputs: PortOutputs, sta
         runs = np.empty((2, n), np.int64), np.empty(n, np.uint8)
         out_bytes, out_packets = np.zeros((2, MAX_TX_PORTS), np.int64)
         out_bytes[:len(starts)] = starts
-        _, n_runs, filled = k.lcore_step(
+        _, n_runs, filled = twins.lcore_step(
             [(records.records, port, place) for place, port, records in burst.sources],
             [records.compiled_source() for _, _, records in burst.sources],
-            (burst.rx_burst, burst.queues, burst.first_round), *path,
+            (burst.rx_burst, burst.queues, burst.first_round), path,
             (stats.code("oversize"), room), counts, (*runs[0], runs[1]),
             (data, stride, out_bytes, out_packets, outputs.record_format),
             (scratch["rows"], *scratch["columns"], scratch["reason"]),

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "../capture/records.h"
-#include "../compiled.h"
+#include "twins.h"
 
 static inline int64_t le32(const uint8_t *b)
 {

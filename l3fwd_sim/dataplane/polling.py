@@ -21,7 +21,7 @@ from .. import compiled
 from ..capture.batch import PacketBatch
 from ..capture.pcap import PcapReader
 from ..capture.records import CAPLEN, RECORD_ROW, RecordBatch, header_field
-from . import rx
+from . import rx, twins
 
 SUPER_BURST_BYTES = 6 << 20     # 64K records of 64-byte frames
 
@@ -104,8 +104,8 @@ def _merge(sources, first_round: int, rx_burst: int, queues: int) -> PacketBatch
     in its round) + ``j % rx_burst`` — computed, then scattered; no sort. A packet's
     burst id is (its round) × ``queues`` + (its queue's place in the polling order)."""
     counts = np.array([len(rec) for _, _, rec in sources])
-    if (k := compiled.native()) is not None:
-        return _merge_compiled(k, sources, first_round, rx_burst, queues, int(counts.sum()))
+    if compiled.enabled():
+        return _merge_compiled(sources, first_round, rx_burst, queues, int(counts.sum()))
     rounds = -(-counts.max() // rx_burst)
     total = int(counts.sum())
     first = sources[0][2]
@@ -150,11 +150,11 @@ def _interleave_full_rounds(sources, first_round: int, rx_burst: int, rounds: in
                   (rx_round * rx_burst + np.arange(rx_burst)[None, None, :] + np.zeros(shape, np.int64)).ravel())
 
 
-def _merge_compiled(k, sources, first_round: int, rx_burst: int, queues: int, total: int) -> PacketBatch:
+def _merge_compiled(sources, first_round: int, rx_burst: int, queues: int, total: int) -> PacketBatch:
     """:func:`_merge` by ``merge_rounds``."""
     rows = np.empty((total, RECORD_ROW), np.uint8)
     caplen, in_port, burst, source_id, source_row = np.empty((5, total), np.int64)
-    k.merge_rounds([(rec.records, port, place) for place, port, rec in sources], rx_burst, queues, first_round,
+    twins.merge_rounds([(rec.records, port, place) for place, port, rec in sources], rx_burst, queues, first_round,
                    (rows, caplen, in_port, burst, source_id, source_row))
     return PacketBatch(rows, caplen, in_port, burst, [rec for _, _, rec in sources], source_id, source_row)
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "../capture/records.h"
-#include "../compiled.h"
+#include "twins.h"
 
 #define HEAD 64                 /* records.HEAD_BYTES: the frame bytes rss_queues sees */
 

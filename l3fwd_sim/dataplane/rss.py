@@ -34,6 +34,7 @@ from ..capture.time_floor import TimeFloor, time_words
 from ..capture.records import (CAPLEN, MAX_CAPLEN, RECORD_ROW, RecordBatch, copy_padded, header_field,
                                libpcap_snaplen, padded)
 from ..errors import SimError
+from . import twins
 
 DEFAULT_KEY = bytes.fromhex("6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b477cb2da38030f20c6a42b73bbeac01fa")
 RETA_SIZES = (64, 128, 256, 512)
@@ -96,9 +97,9 @@ def _compiled_rss(l4: bool, key: bytes, reta_size: int, queues: int) -> tuple:
 def rss_queues(records: np.ndarray, queues: int, l4: bool, key: bytes, reta_size: int = 128) -> np.ndarray:
     """The RX queue of each record (``records``: rows of a record header and the frame's
     first bytes, as :class:`~l3fwd_sim.capture.records.RecordBatch` holds them)."""
-    if (k := compiled.native()) is not None:
+    if compiled.enabled():
         queue = np.empty(len(records), np.int64)
-        k.rss_queues(_compiled_rss(l4, key, reta_size, queues), records, queue)
+        twins.rss_queues(_compiled_rss(l4, key, reta_size, queues), records, queue)
         return queue
     heads, caplen = padded(records)[:, 16:], header_field(records, CAPLEN)
     queue = np.zeros(len(heads), np.int64)
@@ -161,7 +162,7 @@ def index_capture(reader: PcapReader, queues: int, l4: bool, key: bytes, reta_si
         # narrow columns: fresh memory costs more than the walk (queues: at most MAX_RX_QUEUE_PER_PORT)
         offsets, caplen, queue = np.empty(room, np.int64), np.empty(room, np.uint32), np.empty(room, np.uint8)
         ts = np.empty(room, np.uint64)
-        walk = _walk_compiled if compiled.native() is not None else _walk_definition
+        walk = _walk_compiled if compiled.enabled() else _walk_definition
         n, pos = walk(data, pos, libpcap_snaplen(reader.snaplen), (queues, l4, key, reta_size), offsets, caplen, queue,
                       ts)
         if n is None:
@@ -198,7 +199,7 @@ def _walk_compiled(data: np.ndarray, pos: int, snap: int, rss: tuple, offsets: n
     """:func:`_walk_definition` by ``rss.c``'s ``rss_index``: the records placed where
     they lie in the mapping, no row laid out."""
     queues, l4, key, reta_size = rss
-    n, pos, stop = compiled.native().rss_index(_compiled_rss(l4, key, reta_size, queues), data, pos, len(data),
+    n, pos, stop = twins.rss_index(_compiled_rss(l4, key, reta_size, queues), data, pos, len(data),
                                                 MAX_CAPLEN, snap, offsets, caplen, queue, ts)
     return (None if stop else n), pos
 

@@ -3,7 +3,7 @@
  * received, the drops by reason and where the packets went (flows: RX port x 1 + TX
  * port, column 0 the dropped ones), in one pass.
  */
-#include "../compiled.h"
+#include "twins.h"
 
 void count_packets(const int64_t *in_port, const uint8_t *reason, const int64_t *dest, int64_t n, int64_t reasons,
                    int64_t *rx, int64_t *drops, int64_t *flows, int64_t flow_width)

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import compiled
 from ..capture.atomic import AtomicFile
+from . import twins
 from .ports import MAX_PORTS
 
 # Drops of the port itself, before any application sees the packet; their codes follow
@@ -54,9 +55,9 @@ class RunStats:
     def count(self, in_port: np.ndarray, reason: np.ndarray, dest: np.ndarray) -> None:
         """Count a super-burst: each packet's RX port, drop reason (0: sent) and TX port
         (-1: dropped). ``stats.c`` twins it."""
-        if (k := compiled.native()) is not None:
+        if compiled.enabled():
             counts = self.counters()
-            k.count_packets(np.ascontiguousarray(in_port, np.int64), np.ascontiguousarray(reason, np.uint8),
+            twins.count_packets(np.ascontiguousarray(in_port, np.int64), np.ascontiguousarray(reason, np.uint8),
                             np.ascontiguousarray(dest, np.int64), *counts)
             self.add_counts(*counts)
             return

@@ -3,7 +3,7 @@
  * (port_groupx4's runs of one TX port inside an rx burst) and TxModel.send_runs
  * (send_packetsx4 into the per-port TX buffer), run after run.
  */
-#include "../compiled.h"
+#include "twins.h"
 
 #define MAX_PKT_BURST 512
 

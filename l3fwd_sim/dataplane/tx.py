@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import compiled
+from . import twins
 
 MAX_PKT_BURST = 512
 
@@ -68,8 +69,8 @@ class TxModel:
         ``send_single_packet`` for each of the run's packets (ACL mode's bursts with drops)."""
         if not len(run_ports):
             return
-        if (k := compiled.native()) is not None:
-            k.send_runs((*self._counts, self.rx_burst, self.tx_burst), np.ascontiguousarray(run_ports, np.int64),
+        if compiled.enabled():
+            twins.send_runs((*self._counts, self.rx_burst, self.tx_burst), np.ascontiguousarray(run_ports, np.int64),
                         np.ascontiguousarray(run_lens, np.int64),
                         None if single is None else np.ascontiguousarray(single, np.uint8))
             return
@@ -148,9 +149,9 @@ def same_port_runs(dest: np.ndarray, burst: np.ndarray) -> tuple[np.ndarray, np.
     §8). Runs of dropped packets (negative ``dest``) are left out: they are freed."""
     if not len(dest):
         return dest[:0], dest[:0]
-    if (k := compiled.native()) is not None:
+    if compiled.enabled():
         run_ports, run_lens = np.empty(len(dest), np.int64), np.empty(len(dest), np.int64)
-        runs = k.same_port_runs(np.ascontiguousarray(dest, np.int64), np.ascontiguousarray(burst, np.int64),
+        runs = twins.same_port_runs(np.ascontiguousarray(dest, np.int64), np.ascontiguousarray(burst, np.int64),
                                 run_ports, run_lens)
         return run_ports[:runs], run_lens[:runs]
     change = np.empty(len(dest), bool)

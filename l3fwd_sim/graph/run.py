@@ -42,7 +42,7 @@ from . import routes
 from .args import check_config, rx_queue_count
 from .nodes import DROP_REASONS, Nodes, Packets, ptype_of
 from .stats import graph_stats
-from .twin import walk_burst_compiled
+from .twins import walk_burst_compiled
 from .walk import BURST_SIZE, Graph
 
 MIN_PKT_LEN, MAX_JUMBO_PKT_LEN = 64, 9600      # RTE_ETHER_MIN_LEN, main.c's MAX_JUMBO_PKT_LEN
@@ -271,8 +271,8 @@ def walk_burst(graph: Graph, batch, queues: int, places: list, oversize_code: in
     Frames over the mbuf room are dropped on receive, their slots used. Returns the
     packets sent, in the order the ethdev_tx nodes sent them. Its compiled twin
     (``twin.py``, ``walks.c``) runs unless ``--pcap-enable`` traces the nodes' calls."""
-    if graph.trace is None and (k := compiled.native()) is not None:
-        return walk_burst_compiled(k, graph, batch, queues, places, oversize_code)
+    if graph.trace is None and compiled.enabled():
+        return walk_burst_compiled(graph, batch, queues, places, oversize_code)
     pk = graph.packets = Packets(batch.heads, batch.caplen, ptype_of(batch.heads, batch.caplen))
     dropped = rx.oversize(batch.caplen)
     pk.reason[dropped] = oversize_code

@@ -7,14 +7,14 @@
  * gives the same bytes, verdicts, send order, node counters and edges.
  *
  * Nodes are numbers (compiled.h's enum graph_node): the six fixed nodes, one ethdev_tx
- * per enabled port, then the sources in walk order; graph/twin.py maps them to names.
+ * per enabled port, then the sources in walk order; graph/twins.py maps them to names.
  * As in lib/graph, a node's pending packets are its stream, and a stream moved to an
  * idle node is handed over whole (the two nodes swap streams and stream sizes).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "../compiled.h"
+#include "twins.h"
 #include "../tables/lpm.h"
 
 #define BURST_SIZE 256              /* walk.BURST_SIZE: RTE_GRAPH_BURST_SIZE */

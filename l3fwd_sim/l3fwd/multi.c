@@ -97,3 +97,8 @@ void forward_multi(const struct packets *p, const struct routes *r, struct verdi
         forward_each(p, r, v, LOOKUP_LPM);
     }
 }
+
+void lcore_forward_multi(const struct packets *p, const void *app, struct verdicts *v)
+{
+    forward_multi(p, app, v);
+}

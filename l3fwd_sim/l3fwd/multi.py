@@ -14,7 +14,7 @@ classification path in DPDK, so both pipelines forward alike there; only its TX 
 differ (``acl.account_acl``).
 
 ``multi.c`` is the compiled twin of :func:`forward`: the same steps, one packet at a time
-over the super-burst, on the tables' own arrays (:mod:`.compiled_path`). It runs when the
+over the super-burst, on the tables' own arrays (:mod:`.twins`). It runs when the
 run uses the compiled twins (:mod:`l3fwd_sim.compiled`); these numpy stages are the
 definition.
 """
@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import compiled
-from . import acl, compiled_path, em, ptype
+from . import acl, em, ptype, twins
 from .pipelines import REASON_CODE
 from .rfc1812 import rfc1812_process
 
@@ -132,8 +132,8 @@ CLASSIFY = {"lpm": classify_lpm, "em": classify_em, "fib": classify_fib, "acl": 
 def forward(batch, setup, timer, trace=None) -> tuple[np.ndarray, np.ndarray]:
     """``trace``: a :class:`~l3fwd_sim.dataplane.hits.Decisions` the lookups note their
     answers in, or None."""
-    if (k := compiled.native()) is not None:
-        return compiled_path.forward(k, "multi", batch, setup, timer, trace)
+    if compiled.enabled():
+        return twins.forward("multi", batch, setup, timer, trace)
     heads = batch.heads
     with timer("classify+lookup"):
         dest = batch.in_port.copy()

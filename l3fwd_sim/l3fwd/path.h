@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "../compiled.h"
+#include "twins.h"
 #include "../tables/hash.h"
 #include "../tables/lpm.h"
 

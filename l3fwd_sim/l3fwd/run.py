@@ -33,7 +33,7 @@ from ..dataplane.stats import RunStats, write_json_atomic
 from ..dataplane.tx import TxModel, account_multi, account_simple
 from ..eal.net_pcap import PcapVdev, check_ptype
 from ..errors import SimError
-from . import compiled_path, multi, simple
+from . import multi, simple, twins
 from .acl import account_acl, ipv4_first
 from .pipelines import DROP_REASONS, REASON_CODE
 from .keys import TABLE_NAMES
@@ -153,12 +153,12 @@ class _Forward:
         self._setup, self._forward = setup, pipeline(opt.pipeline)
         self.routes = setup.routes
 
-    def compiled(self, trace_tables: tuple[str, ...] | None = None) -> tuple:
+    def compiled(self, trace_tables: tuple[str, ...] | None = None) -> twins.LcorePath:
         """The pipeline's compiled twin as ``lcore.c`` runs it; when tracing, with the
         codes ``trace_tables`` (the trace's table names, code = index + 1) give its tables."""
         codes = (0, 0) if trace_tables is None else \
             tuple(trace_tables.index(f"{self._opt.lookup}{family}") + 1 for family in (4, 6))
-        return compiled_path.lcore_path(self._setup, self._opt.pipeline, codes)
+        return twins.lcore_path(self._setup, self._opt.pipeline, codes)
 
     def __call__(self, batch, timer, *trace):
         return self._forward(batch, self._setup, timer, *trace)

@@ -139,3 +139,8 @@ void forward_simple(const struct packets *p, const struct routes *r, struct verd
         v->reason[i] = (uint8_t)reason;
     }
 }
+
+void lcore_forward_simple(const struct packets *p, const void *app, struct verdicts *v)
+{
+    forward_simple(p, app, v);
+}

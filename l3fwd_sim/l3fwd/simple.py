@@ -6,7 +6,7 @@ by line. Each function forwards one frame, editing it in place, and returns
 next_hop)`` is told what the lookup answered.
 
 ``simple.c`` is the compiled twin of :func:`forward`: each function here, in C, on the
-tables' own arrays (:mod:`.compiled_path`). It runs when the run uses the compiled twins
+tables' own arrays (:mod:`.twins`). It runs when the run uses the compiled twins
 (:mod:`l3fwd_sim.compiled`); this Python is the definition."""
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import compiled
 from ..capture.records import HEAD_BYTES
-from . import acl, compiled_path, em
+from . import acl, em, twins
 from .ptype import (EM_IPV4, EM_IPV6, EM_TRUNCATED, EM_UNKNOWN, IPV4, IPV6, MIN_TUPLE_IPV4, MIN_TUPLE_IPV6, MIN_ETHER,
                     MIN_IPV4_LPM, MIN_IPV6_LPM, em_ptype, lpm_ptype)
 from .pipelines import REASON_CODE
@@ -150,8 +150,8 @@ FORWARD = {"lpm": lpm_simple_forward, "em": em_simple_forward, "fib": fib_forwar
 def forward(batch, setup, timer, trace=None) -> tuple[np.ndarray, np.ndarray]:
     """``trace``: a :class:`~l3fwd_sim.dataplane.hits.Decisions` the lookups note their
     answers in, or None."""
-    if (k := compiled.native()) is not None:
-        return compiled_path.forward(k, "simple", batch, setup, timer, trace)
+    if compiled.enabled():
+        return twins.forward("simple", batch, setup, timer, trace)
     width = HEAD_BYTES
     with timer("forward"):
         if setup.lookup == "acl":            # rte_acl_classify runs over the burst, the rest per packet

@@ -18,7 +18,7 @@ from .. import compiled
 from ..dataplane.jsonlines import Lines, distinct, pool, quoted
 from ..dataplane.rx import MBUF_DATA_ROOM
 from ..dataplane.trace import SNAPSHOT_FROM, SNAPSHOT_TO, Describe, Records
-from . import ptype, rfc1812
+from . import ptype, rfc1812, twins
 from .keys import ADDRESS_BYTES, DESTINATION_AT, FIVE_TUPLE_AT, key_text
 from .keys import TABLE_NAMES
 
@@ -90,9 +90,8 @@ def key_block(table: np.ndarray, heads: np.ndarray) -> np.ndarray:
     destinations assembled from octet texts, other keys written once per distinct key
     by :func:`~l3fwd_sim.l3fwd.keys.key_text`). The compiled twin (``trace.c``) writes
     every key itself, in key_text's spelling."""
-    k = compiled.native()
-    if k is not None:
-        texts, width, longest = k.key_texts(np.ascontiguousarray(table), heads, _KEY_KINDS)
+    if compiled.enabled():
+        texts, width, longest = twins.key_texts(np.ascontiguousarray(table), heads, _KEY_KINDS)
         return np.frombuffer(texts, np.uint8).reshape(len(table), width)[:, :-(-longest // 4) * 4]
     n = len(table)
     texts: dict[int, tuple[np.ndarray, np.ndarray]] = {}       # table code -> (rows, their NUL-padded texts)

@@ -5,7 +5,7 @@
  * index is coarser than the field), the AND of the fields' summary words, then only
  * the words they point at.
  */
-#include "../compiled.h"
+#include "twins.h"
 
 static inline int lowest_bit(uint64_t x)
 {

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import compiled
+from . import twins
 
 MASK, RANGE, BITMASK = "mask", "range", "bitmask"
 CHUNK = 4096                         # rules per chunk: 64 words of 64 bits
@@ -172,8 +173,8 @@ class AclTable:
         holds one row per field: ``columns[f, k]`` is field f of key k."""
         columns = np.ascontiguousarray(columns, np.int64)
         result = np.empty(columns.shape[1], np.int64)
-        if (k := compiled.native()) is not None:
-            k.acl_classify(self.walk_arrays(), columns, result)
+        if compiled.enabled():
+            twins.acl_classify(self.walk_arrays(), columns, result)
             return result
         result[:] = -1
         pending = np.arange(len(result))

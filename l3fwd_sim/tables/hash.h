@@ -5,7 +5,7 @@
 #ifndef L3FWD_SIM_TABLES_HASH_H
 #define L3FWD_SIM_TABLES_HASH_H
 
-#include "../compiled.h"
+#include "twins.h"
 
 static const uint64_t EM_MIX[5] = {0x9E3779B97F4A7C15u, 0xC2B2AE3D27D4EB4Fu, 0x165667B19E3779F9u,
                                    0xD6E8FEB86659FD93u, 0xFF51AFD7ED558CCDu};

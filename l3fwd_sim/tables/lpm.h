@@ -6,7 +6,7 @@
 #ifndef L3FWD_SIM_TABLES_LPM_H
 #define L3FWD_SIM_TABLES_LPM_H
 
-#include "../compiled.h"
+#include "twins.h"
 
 #define LPM_VALID 0x80000000u
 #define LPM_EXT_VALID 0xC0000000u       /* an entry >= this points to a tbl8 group */

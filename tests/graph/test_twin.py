@@ -1,4 +1,4 @@
-"""The graph's compiled twin (graph/walks.c, graph/twin.py) against the Python walk it
+"""The graph's compiled twin (graph/walks.c, graph/twins.py) against the Python walk it
 twins (walk.py, nodes.py): on random traffic and configurations, run_graph gives the same
 bytes in every output file and the same stats.json (node counters, edges and their
 order, drops), and after every super-burst the graph and its packets are left in the

@@ -32,7 +32,9 @@ from l3fwd_sim import GenerateOptions, RunOptions, compiled, generate, run
 from l3fwd_sim.capture.batch import PacketBatch
 from l3fwd_sim.capture.records import RECORD_ROW
 from l3fwd_sim.dataplane.ports import PortConfig
+from l3fwd_sim.dataplane.twins import LcorePath, lcore_step
 from l3fwd_sim.l3fwd import multi, simple
+from l3fwd_sim.l3fwd import twins as l3fwd_twins
 from l3fwd_sim.l3fwd.routing import Forwarding, load_routes
 
 pytestmark = needs_twins
@@ -263,18 +265,18 @@ def test_jobs_and_lcores_equal_python_definitions(tmp_path, pipeline, lookup, jo
 def test_every_lcore_c_bound_is_checked(pipeline):
     """A record that does not fit its port's part of the output buffer is refused with
     an error, never written past it (lcore.c's own check)."""
-    k = compiled.extension()
     rows = np.zeros((4, 80), np.uint8)
     rows[:, 8] = 60                                            # four 60-byte frames
     rows[:, 16 + 12:16 + 14] = 0x86, 0xDD                       # IPv6, no route: sent back out of port 0
     table = (np.zeros(1 << 24, np.uint32),) * 2 + (np.zeros(0, np.uint32),) * 2 + (0xFFFFFF, 4, -1, -1)
     table6 = table[:5] + (16, -1, -1)
-    routes = (0, table, table6, np.zeros(32 * 12, np.uint8), (0, 0), None, None, 0xF)
+    routes = l3fwd_twins.Routes("lpm", table, table6, np.zeros(32 * 12, np.uint8), (0, 0), None, 0xF)
+    path = LcorePath(compiled.extension().ffi.addressof(compiled.extension().lib, f"lcore_forward_{pipeline}"), routes.c,
+                routes, None)
     counters = np.zeros(32, np.int64), np.zeros((32, 8), np.int64), np.zeros((32, 33), np.int64)
     runs = np.zeros(4, np.int64), np.zeros(4, np.int64), np.zeros(4, np.uint8)
     sub = (np.zeros((1024, 80), np.uint8), *np.zeros((6, 1024), np.int64), np.zeros(1024, np.uint8))
     small = np.zeros(2 * 100, np.uint8)                         # 100 bytes a port: not even two records
     with pytest.raises(ValueError, match="does not fit|past its port"):
-        k.lcore_step([(rows, 0, 0)], [(np.zeros(1, np.uint8), np.zeros(4, np.int64), 10**9)], (32, 1, 0),
-                     k.PIPELINES.index(pipeline), routes, None,
-                     (7, 2048), counters, runs, (small, 100, *np.zeros((2, 32), np.int64), (0, 10**9)), sub)
+        lcore_step([(rows, 0, 0)], [(np.zeros(1, np.uint8), np.zeros(4, np.int64), 10**9)], (32, 1, 0), path,
+                   (7, 2048), counters, runs, (small, 100, *np.zeros((2, 32), np.int64), (0, 10**9)), sub)
