@@ -129,41 +129,71 @@ class View(NamedTuple):
 
 ITEM_BYTES = {"uint8_t": 1, "int8_t": 1, "uint16_t": 2, "int16_t": 2, "uint32_t": 4, "int32_t": 4, "uint64_t": 8,
               "int64_t": 8}
-_array_types: dict = {}
+_ready: dict = {}                       # per table (a module constant) or row: as take() reads it
+_new_view = tuple.__new__               # a View without NamedTuple's Python-level __new__ (take runs per call)
+
+
+def _prepared(spec: Array) -> tuple:
+    """``spec`` with what :func:`take` needs at hand: item size, dimensions, the C array
+    and pointer types."""
+    if (row := _ready.get(spec)) is None:
+        ffi = extension().ffi
+        row = _ready[spec] = (spec, ITEM_BYTES[spec.ctype], 2 if spec.matrix else 1, ffi.typeof(spec.ctype + "[]"),
+                              ffi.typeof(spec.ctype + " *"))
+    return row
+
+
+def _table(table: tuple[Array, ...]) -> tuple:
+    """``table``'s rows prepared, each with the row whose length it must reach (-1: none)."""
+    known, rows = _ready.get(id(table), (None, None))
+    if known is not table:
+        names = [spec.name for spec in table]
+        rows = tuple((*_prepared(spec), names.index(spec.at_least) if isinstance(spec.at_least, str) else -1)
+                     for spec in table)
+        _ready[id(table)] = table, rows         # the table held: its id is never another's
+    return rows
+
+
+def _view(row: tuple, obj, want: int) -> View:
+    """One argument checked as its prepared ``row`` says, at least ``want`` long."""
+    spec, size, ndim, array_type, pointer_type = row[:5]
+    a = obj if type(obj) is np.ndarray else np.asarray(obj) if isinstance(obj, np.ndarray) \
+        else np.frombuffer(obj, np.uint8)
+    contiguous = a.flags.c_contiguous
+    if a.itemsize != size or a.ndim != ndim or not contiguous and a.strides[-1] != size and a.shape[-1] > 1 \
+            and a.size or spec.writable and not a.flags.writeable:
+        raise TypeError(_refusal(spec, a, size, ndim))
+    n = a.shape[0]
+    if n < want:
+        raise ValueError(f"{spec.name}: {n} items, at least {want} needed")
+    ffi = extension().ffi
+    ptr = ffi.from_buffer(array_type, a) if contiguous else ffi.cast(pointer_type, a.ctypes.data)
+    return _new_view(View, (ptr, a, n, a.shape[1], a.strides[0]) if ndim == 2 else (ptr, a, n, 0, 0))
 
 
 def take(table: tuple[Array, ...], *objs) -> list[View]:
-    """``objs`` (numpy arrays or buffers) as ``table`` says, one row each: checked for
-    item size, dimensions, contiguity, writability and length — a one-line TypeError or
-    ValueError naming the argument otherwise — and turned into C pointers. The pointers
-    hold their buffers while the views live."""
-    ffi = extension().ffi
+    """``objs`` (numpy arrays or buffers) as ``table`` (a module constant) says, one row
+    each: checked for item size, dimensions, contiguity, writability and length — a
+    one-line TypeError or ValueError naming the argument otherwise — and turned into C
+    pointers. The pointers hold their buffers while the views live."""
     views: list[View] = []
-    lengths: dict[str, int] = {}
-    for spec, obj in zip(table, objs, strict=True):
-        a = obj if isinstance(obj, np.ndarray) else np.frombuffer(obj, np.uint8)
-        size = ITEM_BYTES[spec.ctype]
-        ndim = 2 if spec.matrix else 1
-        if a.itemsize != size or a.ndim != ndim:
-            raise TypeError(f"{spec.name}: expected {ndim}-d items of {size} bytes, got {a.ndim}-d items of "
-                            f"{a.itemsize}")
-        if a.shape[-1] > 1 and a.strides[-1] != size and a.size:     # (numpy strides an empty array 0)
-            raise TypeError(f"{spec.name}: its last axis is not contiguous")
-        if spec.writable and not a.flags.writeable:
-            raise TypeError(f"{spec.name}: a read-only array, but the twin writes it")
-        n = a.shape[0]
-        want = lengths[spec.at_least] if isinstance(spec.at_least, str) else spec.at_least
-        if n < want:
-            raise ValueError(f"{spec.name}: {n} items, at least {want} needed")
-        lengths[spec.name] = n
-        if a.flags.c_contiguous:
-            if (array_type := _array_types.get(spec.ctype)) is None:
-                array_type = _array_types[spec.ctype] = ffi.typeof(spec.ctype + "[]")
-            ptr = ffi.from_buffer(array_type, a)
-        else:                   # rows apart in a larger buffer: the view holds the array
-            ptr = ffi.cast(spec.ctype + " *", a.ctypes.data)
-        views.append(View(ptr, a, n, a.shape[1], a.strides[0]) if spec.matrix else View(ptr, a, n))
+    for row, obj in zip(_table(table), objs, strict=True):
+        views.append(_view(row, obj, views[row[5]].len if row[5] >= 0 else row[0].at_least))
     return views
+
+
+def take_each(spec: Array, objs) -> list[View]:
+    """:func:`take` of every one of ``objs`` as ``spec`` (its least length a number)."""
+    row = _prepared(spec)
+    return [_view(row, obj, spec.at_least) for obj in objs]
+
+
+def _refusal(spec: Array, a: np.ndarray, size: int, ndim: int) -> str:
+    if a.itemsize != size or a.ndim != ndim:
+        return f"{spec.name}: expected {ndim}-d items of {size} bytes, got {a.ndim}-d items of {a.itemsize}"
+    if spec.writable and not a.flags.writeable:
+        return f"{spec.name}: a read-only array, but the twin writes it"
+    return f"{spec.name}: its last axis is not contiguous"      # (a strided view: rows apart in a larger buffer will do)
 
 
 def need(ok: bool, message: str) -> None:

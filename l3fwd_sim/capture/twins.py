@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..compiled import Array, View, extension, need, pointers, take
+from ..compiled import Array, View, extension, need, pointers, take, take_each
 
 ROW = 80                        # twins.h's ROW_BYTES: records.RECORD_ROW
 UNITS = (10**9, 10**6)          # time-stamp ticks a second of a row or an output: ns or µs
@@ -95,7 +95,7 @@ def gather_windows(buf, starts, widths, out) -> None:
     """kernels.gather_windows"""
     b, s, w, o = take(_GATHER, buf, starts, widths, out)
     s_, w_ = s.array, w.array[:s.len]
-    need(not s.len or bool(((s_ >= 0) & (w_ >= 0) & (s_ + np.minimum(w_, o.cols) <= b.len)).all()),
+    need(not s.len or s_.min() >= 0 and w_.min() >= 0 and (s_ + np.minimum(w_, o.cols)).max() <= b.len,
          "gather_windows: a window past the buffer")
     _lib().gather_windows(b.ptr, s.ptr, w.ptr, s.len, o.ptr, o.stride, o.cols)
 
@@ -108,7 +108,7 @@ def concat_ranges(buf, starts, lengths, out) -> None:
     """kernels.concat_ranges"""
     b, s, n, o = take(_CONCAT, buf, starts, lengths, out)
     s_, n_ = s.array, n.array[:s.len]
-    need(not s.len or bool(((s_ >= 0) & (n_ >= 0) & (s_ + n_ <= b.len)).all()),
+    need(not s.len or s_.min() >= 0 and n_.min() >= 0 and (s_ + n_).max() <= b.len,
          "concat_ranges: a range past the buffer")
     need(o.len >= int(n_.sum()), f"out: {o.len} items, at least {int(n_.sum())} needed")
     _lib().concat_ranges(b.ptr, s.ptr, n.ptr, s.len, o.ptr)
@@ -121,7 +121,7 @@ def pack_rows(rows, widths, out) -> None:
     """kernels.pack_rows"""
     r, w, o = take(_PACK, rows, widths, out)
     need(r.len >= w.len, f"rows: {r.len} items, at least {w.len} needed")
-    need(bool(((w.array >= 0) & (w.array <= r.cols)).all()), "pack_rows: a width past its row")
+    need(not w.len or w.array.min() >= 0 and w.array.max() <= r.cols, "pack_rows: a width past its row")
     need(o.len >= int(w.array.sum()), f"out: {o.len} items, at least {int(w.array.sum())} needed")
     _lib().pack_rows(r.ptr, r.stride, w.ptr, w.len, o.ptr)
 
@@ -148,7 +148,7 @@ class Packets:
              "packets: a row for each packet, of at least 80 bytes, and an input port each")
         self.n, self.head = n, r.cols - 16
         self.sources = [] if sources is None else [(*take(_SOURCE, block, offsets), units)
-                                                   for block, offsets, units in sources]
+                                                   for block, offsets, units in sources]   # (few: one per queue)
         need(all(units in UNITS for *_, units in self.sources), "time stamps in ns or µs only")
         ffi = extension().ffi
         self.blocks = pointers("uint8_t", (block for block, _, _ in self.sources))
@@ -187,11 +187,11 @@ class Packets:
                  "a frame outside its source's block")
 
 
-def record_format(format_: tuple) -> object:
-    """``struct record_format`` of an output's (pcapng, units)."""
+def record_format_init(format_: tuple) -> dict:
+    """``struct record_format`` of an output's (pcapng, units), as cffi initialises it."""
     pcapng, units = format_
     need(units in UNITS, "time stamps in ns or µs only")
-    return extension().ffi.new("struct record_format *", {"pcapng": bool(pcapng), "units": units})
+    return {"pcapng": bool(pcapng), "units": units}
 
 
 _SCATTER = (Array("dest", "int64_t"), Array("out", "uint8_t", True), Array("bytes", "int64_t", True),
@@ -203,10 +203,10 @@ def scatter_records(packets: tuple, dest, format_: tuple, out, bytes_, count, st
     packets and where its records start in ``out``."""
     p = Packets(packets)
     p.check_tails()
-    f = record_format(format_)
+    f = extension().ffi.new("struct record_format *", record_format_init(format_))
     d, o, b, c, s = take(_SCATTER, dest, out, bytes_, count, start)
     need(d.len >= p.n, f"dest: {d.len} items, at least {p.n} needed")
-    need(not p.n or int(d.array[:p.n].max()) < b.len, "a destination past the ports given")
+    need(not p.n or d.array[:p.n].max() < b.len, "a destination past the ports given")
     lib = _lib()
     total = lib.port_bytes(p.c, d.ptr, b.len, f, b.ptr, c.ptr)
     need(o.len >= total + b.len * ROW and p.head == ROW - 16 and p.sources,
@@ -219,7 +219,7 @@ def scatter_records(packets: tuple, dest, format_: tuple, out, bytes_, count, st
 
 _MERGE = (Array("positions", "int64_t", True), Array("carry", "uint64_t", True), Array("floor", "uint64_t"),
           Array("open", "uint8_t"), Array("source", "uint8_t", True))
-_FILE = (Array("file", "uint8_t"),)
+_FILE = Array("file", "uint8_t")
 _OUT = (Array("out", "uint8_t", True),)
 
 
@@ -232,22 +232,21 @@ def merge_queues(files: list, positions, carry, floor, open_, pcapng: bool, out,
     need(min(p.len, c.len, f.len, o.len) >= k, "merge_queues: positions, carry, floor and open for every queue")
     need(k <= _lib().MAX_TX_QUEUES, "merge_queues: too many queues")
     ffi = extension().ffi
-    if out is None:
-        out_ptr, capacity = ffi.NULL, np.iinfo(np.int64).max
+    if out is None:                 # the records only counted
+        out_ptr, capacity = ffi.NULL, 2**63 - 1
     else:
         o_, = take(_OUT, out)
         out_ptr, capacity = o_.ptr, o_.len
-    data = [take(_FILE, file)[0] for file in files]
-    pos = p.array[:k]
-    need(bool(((pos >= 0) & (pos <= [d.len for d in data])).all()), "merge_queues: a position outside its file")
+    data = take_each(_FILE, files)
+    pos = p.array[:k].tolist()
+    need(all(0 <= at <= d.len for at, d in zip(pos, data)), "merge_queues: a position outside its file")
     queues = ffi.new("struct queue_file[]", [
         {"data": d.ptr, "size": d.len, "pos": at, "carry": cy, "floor": fl, "open": op != 0}
-        for d, at, cy, fl, op in zip(data, pos.tolist(), c.array[:k].tolist(), f.array[:k].tolist(),
-                                     o.array[:k].tolist())])
+        for d, at, cy, fl, op in zip(data, pos, c.array[:k].tolist(), f.array[:k].tolist(), o.array[:k].tolist())])
     used, bad = ffi.new("int64_t *"), ffi.new("int64_t *", -1)
     n = _lib().merge_queues(queues, k, pcapng, out_ptr, capacity, s.ptr, s.len, used, bad)
-    for q in range(k):
-        p.array[q], c.array[q] = queues[q].pos, queues[q].carry
+    p.array[:k] = [queue.pos for queue in queues]
+    c.array[:k] = [queue.carry for queue in queues]
     return (0, used[0], bad[0]) if n < 0 else (n, used[0], -1)
 
 
@@ -260,8 +259,8 @@ def comment_blocks(blocks, text, starts, ends, out, pos: int, k: int) -> tuple[i
     blocks is not one EPB per comment."""
     b, t, s, e, o = take(_COMMENTS, blocks, text, starts, ends, out)
     s_, e_ = s.array, e.array[:s.len]
-    need(0 <= k <= s.len and 0 <= pos <= b.len
-         and bool(((s_ >= 0) & (s_ <= e_) & (e_ <= t.len) & (e_ - s_ <= 0xFFFF)).all()),
+    need(0 <= k <= s.len and 0 <= pos <= b.len and (not s.len or s_.min() >= 0 and e_.max() <= t.len
+                                                     and 0 <= (e_ - s_).min() and (e_ - s_).max() <= 0xFFFF),
          "comment_blocks: a comment outside its text")
     ffi = extension().ffi
     at, next_ = ffi.new("int64_t *", pos), ffi.new("int64_t *", k)

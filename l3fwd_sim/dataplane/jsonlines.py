@@ -85,14 +85,14 @@ class LineBuffer:
     """The matrix a batch of lines is laid out in, kept from one batch to the next:
     while the layout (the pieces' widths) and the number of lines stay the same, the
     constant texts are already in place and the memory is not faulted in again. The
-    compiled renderer writes the lines into ``out`` instead, grown to the most a batch
-    can take and kept likewise."""
+    compiled renderer writes the lines into ``out`` instead, made anew when a batch may
+    take more and kept likewise."""
 
     def __init__(self):
         self.layout: tuple | None = None
         self.data = bytearray()
         self.matrix = np.zeros((0, 0), np.uint8)
-        self.out = bytearray()
+        self.out = np.zeros(0, np.uint8)
 
     def matrix_for(self, n: int, layout: tuple, width: int) -> tuple[np.ndarray, bool]:
         """An (n, width) matrix over ``data``; True when it is new (texts to write)."""
@@ -138,8 +138,8 @@ class Lines:
         self.text("\n")
         buffer = buffer or LineBuffer()
         if compiled.enabled():
-            written = twins.render_lines(list(self._compiled_pieces()), self.n, buffer.out, ends)   # grows buffer.out:
-            return memoryview(buffer.out)[:written]                                             # no view before
+            buffer.out, written = twins.render_lines(list(self._compiled_pieces()), self.n, buffer.out, ends)
+            return memoryview(buffer.out)[:written]
         cells = [self._cells(kind, payload) for kind, payload in self.pieces]
         widths = [cell.shape[-1] for cell in cells]
         layout = tuple(payload if kind == TEXT else width for (kind, payload), width in zip(self.pieces, widths))

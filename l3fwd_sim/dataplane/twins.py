@@ -11,8 +11,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..capture.twins import ROW, UNITS, record_format
-from ..compiled import Array, View, extension, need, pointers, take
+from ..capture.twins import ROW, UNITS, record_format_init
+from ..compiled import Array, View, extension, need, pointers, take, take_each
 
 MAX_PORTS = 32                  # RTE_MAX_ETHPORTS as the counters hold them
 
@@ -24,7 +24,7 @@ def _ffi_lib():
 
 # ------------------------------------------------------------ polling.c
 
-_RECORDS = (Array("records", "uint8_t", matrix=True),)
+_RECORDS = Array("records", "uint8_t", matrix=True)
 _BATCH = (Array("rows", "uint8_t", True, matrix=True), *(Array(name, "int64_t", True, "rows") for name in
                                                           ("caplen", "in_port", "burst", "source_id", "source_row")))
 
@@ -32,7 +32,7 @@ _BATCH = (Array("rows", "uint8_t", True, matrix=True), *(Array(name, "int64_t", 
 def _queue_records(queues: list, places: int, max_width: int) -> tuple[object, list[View], int]:
     """``struct queue_records`` per (records, port, place): the C array, its views, and
     the records in all."""
-    views = [take(_RECORDS, records)[0] for records, _, _ in queues]
+    views = take_each(_RECORDS, (records for records, _, _ in queues))
     need(all(16 <= v.cols <= max_width for v in views) and all(0 <= place < places for _, _, place in queues),
          "queues: records narrower than a record header or wider than a row, or a place outside the queues")
     ffi, _ = _ffi_lib()
@@ -120,8 +120,8 @@ def count_packets(in_port, reason, dest, rx, drops, flows) -> None:
     i, r, d, x = take(_COUNT, in_port, reason, dest, rx)
     dr, fl = _counters(x, drops, flows)
     n = i.len
-    need(not n or bool(((i.array >= 0) & (i.array < x.len) & (r.array[:n] < dr.cols) & (d.array[:n] >= -1)
-                        & (d.array[:n] + 1 < fl.cols)).all()),
+    need(not n or i.array.min() >= 0 and i.array.max() < x.len and r.array[:n].max() < dr.cols
+         and d.array[:n].min() >= -1 and d.array[:n].max() + 1 < fl.cols,
          "count_packets: a port or reason outside the counters")
     extension().lib.count_packets(i.ptr, r.ptr, d.ptr, n, dr.cols, x.ptr, dr.ptr, fl.ptr, fl.cols)
 
@@ -148,7 +148,7 @@ def send_runs(tx: tuple, run_ports, run_lens, single) -> None:
     counts = take(_TX, *counters)
     ports = min(c.len for c in counts)
     p, n = take(_SENT, run_ports, run_lens)
-    need(not p.len or bool(((p.array >= 0) & (p.array < ports)).all()), "send_runs: a run of a port outside 0..ports")
+    need(not p.len or p.array.min() >= 0 and p.array.max() < ports, "send_runs: a run of a port outside 0..ports")
     need(rx_burst >= 1, "send_runs: rx_burst < 1")
     ffi, lib = _ffi_lib()
     one = ffi.NULL
@@ -180,7 +180,8 @@ _LCORE = (Array("rx", "int64_t", True, MAX_PORTS), Array("run_port", "int64_t", 
           *(Array(name, "int64_t", True, "rows") for name in ("caplen", "in_port", "burst", "source_id",
                                                                "source_row", "dest")),
           Array("reason", "uint8_t", True, "rows"))
-_TAIL = (Array("block", "uint8_t"), Array("offsets", "int64_t"))
+_TAIL_BLOCK = Array("block", "uint8_t")
+_TAIL_OFFSETS = Array("offsets", "int64_t")
 _STEP_DROPS = (Array("step_drops", "uint8_t"),)
 TRACE_HEAD = 46                 # twins.h: trace.SNAPSHOT_TO - SNAPSHOT_FROM
 _TRACE_COLUMNS = (*(Array(name, "int16_t", True) for name in ("rx_port", "rx_queue", "lcore", "tx_port")),
@@ -216,9 +217,9 @@ def lcore_step(queues: list, tails: list, polling: tuple, path: LcorePath, rx_dr
     need(len(tails) == len(queues) and rx_burst >= 1, "lcore_step: one (block, offsets) per queue")
     q, q_views, received = _queue_records(queues, places, ROW)
     need(all(0 <= port < MAX_PORTS for _, port, _ in queues), "lcore_step: a queue's port out of range")
-    tail_views = [take(_TAIL, block, offsets) for block, offsets, _ in tails]
-    need(all(units in UNITS for *_, units in tails)
-         and all(o.len >= v.len for (_, o), v in zip(tail_views, q_views)),
+    blocks = take_each(_TAIL_BLOCK, (block for block, _, _ in tails))
+    offsets = take_each(_TAIL_OFFSETS, (offsets for _, offsets, _ in tails))
+    need(all(units in UNITS for *_, units in tails) and all(o.len >= v.len for o, v in zip(offsets, q_views)),
          "lcore_step: a queue's offsets shorter than its records, or time stamps not in ns or µs")
     views = take(_LCORE, counts[0], *runs, data, out_bytes, out_packets, *sub_burst)
     rx, run_port, run_len, run_single, data_v, bytes_v, packets_v, rows = views[:8]
@@ -227,69 +228,65 @@ def lcore_step(queues: list, tails: list, polling: tuple, path: LcorePath, rx_dr
     need(drops.cols >= 7 and 1 <= oversize < drops.cols and flows.cols >= MAX_PORTS + 1 and run_port.len >= received
          and capacity >= 1 and rows.cols == ROW and rows.stride == ROW and sub >= rx_burst * len(queues),
          "lcore_step: counters, runs, outputs or sub-burst of an unexpected size")
-    s = ffi.new("struct lcore_step *")
-    blocks = pointers("uint8_t", (block for block, _ in tail_views))
-    offsets = pointers("int64_t", (offsets for _, offsets in tail_views))
-    block_bytes = ffi.new("ssize_t[]", [block.len for block, _ in tail_views])
-    row_units = ffi.new("int64_t[]", [units for *_, units in tails])
-    s.q, s.sources, s.blocks, s.block_bytes, s.offsets, s.row_units = q, len(queues), blocks, block_bytes, offsets, \
-        row_units
-    s.rx_burst, s.places, s.first_round = rx_burst, places, first_round
-    s.forward, s.app = path.forward, path.app
     step = None
     if path.step_drops is not None:
         step, = take(_STEP_DROPS, path.step_drops)
         need(step.len >= drops.cols, f"step_drops: {step.len} items, at least {drops.cols} needed")
-        s.step_drops = step.ptr
-    s.oversize, s.mbuf_data_room = oversize, room
-    s.counts = {"rx": rx.ptr, "drops": drops.ptr, "flows": flows.ptr, "reasons": drops.cols, "flow_width": flows.cols}
-    s.runs = {"port": run_port.ptr, "len": run_len.ptr, "single": run_single.ptr}
-    s.out = {"data": data_v.ptr, "capacity": capacity, "ports": data_v.len // capacity, "bytes": bytes_v.ptr,
-             "packets": packets_v.ptr, "format": record_format(format_)[0]}
     caplen, in_port, burst, source_id, source_row, dest, reason = views[8:]
-    s.sub = {"rows": rows.ptr, "width": rows.cols, "caplen": caplen.ptr, "in_port": in_port.ptr, "burst": burst.ptr,
-             "source_id": source_id.ptr, "source_row": source_row.ptr}
-    s.dest, s.reason, s.sub_packets = dest.ptr, reason.ptr, sub
-    keep = [_trace(s, trace, q_views, tail_views, places, sub) if trace is not None else None,
-            _hits(s, hits, sub) if hits is not None else None]
+    keep = [pointers("uint8_t", blocks), pointers("int64_t", offsets),
+            ffi.new("ssize_t[]", [block.len for block in blocks]), ffi.new("int64_t[]", [units for *_, units in tails])]
+    init = {"q": q, "sources": len(queues), "blocks": keep[0], "offsets": keep[1], "block_bytes": keep[2],
+            "row_units": keep[3], "rx_burst": rx_burst, "places": places, "first_round": first_round,
+            "forward": path.forward, "app": path.app, "step_drops": step.ptr if step else ffi.NULL,
+            "oversize": oversize, "mbuf_data_room": room,
+            "counts": {"rx": rx.ptr, "drops": drops.ptr, "flows": flows.ptr, "reasons": drops.cols,
+                       "flow_width": flows.cols},
+            "runs": {"port": run_port.ptr, "len": run_len.ptr, "single": run_single.ptr},
+            "out": {"data": data_v.ptr, "capacity": capacity, "ports": data_v.len // capacity, "bytes": bytes_v.ptr,
+                    "packets": packets_v.ptr, "format": record_format_init(format_)},
+            "sub": {"rows": rows.ptr, "width": rows.cols, "caplen": caplen.ptr, "in_port": in_port.ptr,
+                    "burst": burst.ptr, "source_id": source_id.ptr, "source_row": source_row.ptr},
+            "dest": dest.ptr, "reason": reason.ptr, "sub_packets": sub}
+    if trace is not None:
+        init["trace"], traced = _trace(trace, offsets, places, sub)
+        keep.append(traced)
+    if hits is not None:
+        init["hits"] = _hits(hits, sub)
+    s = ffi.new("struct lcore_step *", init)
     got = lib.lcore_step(s)
     need(got >= 0, "lcore_step: a record past its port's output, or a frame outside its block")
-    del keep, step
     return got, s.runs.n, s.trace.filled
 
 
-def _trace(s, trace: tuple, q_views: list, tail_views: list, places: int, sub: int) -> list:
-    """Fills ``s.trace`` (struct lcore_trace); returns what it points into."""
+def _trace(trace: tuple, offsets: list[View], places: int, sub: int) -> tuple[dict, object]:
+    """``struct lcore_trace`` as cffi initialises it, and what must outlive it."""
     columns, limit, rx_queue, first_index, numbers, lcore, first_burst, *state = trace
-    need(limit >= 0, "lcore_step: a negative trace limit")
-    c = take(tuple(a._replace(at_least=limit) for a in _TRACE_COLUMNS), *columns)
+    c = take(_TRACE_COLUMNS, *columns)
     head = c[-1]
+    need(limit >= 0 and all(v.len >= limit for v in c), "lcore_step: trace columns shorter than the trace's limit")
     need(head.cols == TRACE_HEAD and head.stride == TRACE_HEAD, "lcore_step: trace heads of an unexpected shape")
-    st = take(_TRACE_STATE, rx_queue, first_index, *state)
-    need(st[0].len >= places and st[1].len >= len(q_views) and all(v.len >= sub for v in st[3:]),
+    rx_queue, first_index, sent, *scratch = take(_TRACE_STATE, rx_queue, first_index, *state)
+    need(rx_queue.len >= places and first_index.len >= len(offsets) and all(v.len >= sub for v in scratch),
          "lcore_step: a trace's queues, sources or scratch of an unexpected size")
-    need(len(numbers) == len(q_views), "lcore_step: a trace's numbers of an unexpected size")
+    need(len(numbers) == len(offsets), "lcore_step: a trace's numbers of an unexpected size")
     each = [None if n is None else take(_NUMBERS, n)[0] for n in numbers]
-    need(all(v is None or v.len >= o.len for v, (_, o) in zip(each, tail_views)),
+    need(all(v is None or v.len >= o.len for v, o in zip(each, offsets)),
          "lcore_step: a trace's numbers of an unexpected size")
     ffi, _ = _ffi_lib()
     number_ptrs = ffi.new("int64_t *[]", [ffi.NULL if v is None else v.ptr for v in each] or 1)
-    t = s.trace
-    t.r = {spec.name: v.ptr for spec, v in zip(_TRACE_COLUMNS, c)}
-    t.limit, t.lcore, t.first_burst = limit, lcore, first_burst
-    t.rx_queue, t.first_index, t.numbers = st[0].ptr, st[1].ptr, number_ptrs
-    t.sent, t.sent_ports = st[2].ptr, st[2].len
-    t.received_at, t.table, t.rule, t.next_hop = (v.ptr for v in st[3:])
-    return [c, st, each, number_ptrs]
+    received_at, table, rule, next_hop = scratch
+    return {"r": {spec.name: v.ptr for spec, v in zip(_TRACE_COLUMNS, c)}, "limit": limit, "lcore": lcore,
+            "first_burst": first_burst, "rx_queue": rx_queue.ptr, "first_index": first_index.ptr,
+            "numbers": number_ptrs, "sent": sent.ptr, "sent_ports": sent.len, "received_at": received_at.ptr,
+            "table": table.ptr, "rule": rule.ptr, "next_hop": next_hop.ptr}, (each, number_ptrs)
 
 
-def _hits(s, hits: tuple, sub: int) -> list:
-    """Fills ``s.hits`` (struct rule_hits); returns what it points into."""
+def _hits(hits: tuple, sub: int) -> dict:
+    """``struct rule_hits`` as cffi initialises it."""
     views = packets, bytes_, base, counted, table, rule, next_hop = take(_HITS, *hits)
     need(all(v.len >= sub for v in views[4:]), "lcore_step: hit counters' scratch of an unexpected size")
-    s.hits = {"packets": packets.ptr, "bytes": bytes_.ptr, "base": base.ptr, "size": packets.len, "tables": base.len,
-              "counted": counted.ptr, "table": table.ptr, "rule": rule.ptr, "next_hop": next_hop.ptr}
-    return views
+    return {"packets": packets.ptr, "bytes": bytes_.ptr, "base": base.ptr, "size": packets.len, "tables": base.len,
+            "counted": counted.ptr, "table": table.ptr, "rule": rule.ptr, "next_hop": next_hop.ptr}
 
 
 # ------------------------------------------------------------ jsonlines.c
@@ -313,13 +310,14 @@ def _int_column(values, n: int, what: str) -> tuple[dict, np.ndarray]:
             "is_signed": a.dtype.kind == "i"}, a
 
 
-def render_lines(pieces: list, n: int, out: bytearray, ends) -> int:
+def render_lines(pieces: list, n: int, out: np.ndarray, ends) -> tuple[np.ndarray, int]:
     """jsonlines.Lines.render: n lines of ``pieces``, each (kind, bytes, offsets,
     numbers): (TEXT, its bytes, None, None), (CHOICE, the texts one after the other,
     their offsets, each line's code), (NUMBER, None, None, the numbers), (BLOCK, the
-    (n, w) cells, None, None). ``out`` is first grown to the most n lines of these
-    pieces take (and LINE_SLACK); ``ends`` (None or n int64s) gets each line's newline's
-    place. Returns the bytes written."""
+    (n, w) cells, None, None), written into ``out`` (uint8) or, where it is shorter than
+    the most n lines of these pieces take (and LINE_SLACK), into a new array in its
+    place (not zeroed: its pages are touched as written); ``ends`` (None or n int64s)
+    gets each line's newline's place. Returns (the array written, the bytes written)."""
     need(n >= 0, "render_lines: a negative count of lines")
     ffi, lib = _ffi_lib()
     c = ffi.new("struct line_piece[]", len(pieces) or 1)
@@ -351,7 +349,7 @@ def render_lines(pieces: list, n: int, out: bytearray, ends) -> int:
             raise ValueError(f"render_lines: no piece of kind {kind}")
     bound = n * lib.line_bytes(c, len(pieces)) + LINE_SLACK
     if len(out) < bound:
-        out.extend(bytes(bound - len(out)))
+        out = np.empty(bound, np.uint8)
     o, = take(_OUT, out)
     e = ffi.NULL
     if ends is not None:
@@ -360,7 +358,7 @@ def render_lines(pieces: list, n: int, out: bytearray, ends) -> int:
         e = e_.ptr
     written = lib.render_lines(c, len(pieces), n, o.ptr, e)
     need(written >= 0, "render_lines: a code outside its pool")
-    return written
+    return out, written
 
 
 _DISTINCT = (Array("rows", "uint8_t", matrix=True), Array("first", "int64_t", True, "rows"),

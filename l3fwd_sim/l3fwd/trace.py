@@ -92,7 +92,7 @@ def key_block(table: np.ndarray, heads: np.ndarray) -> np.ndarray:
     every key itself, in key_text's spelling."""
     if compiled.enabled():
         texts, width, longest = twins.key_texts(np.ascontiguousarray(table), heads, _KEY_KINDS)
-        return np.frombuffer(texts, np.uint8).reshape(len(table), width)[:, :-(-longest // 4) * 4]
+        return texts.reshape(len(table), width)[:, :-(-longest // 4) * 4]
     n = len(table)
     texts: dict[int, tuple[np.ndarray, np.ndarray]] = {}       # table code -> (rows, their NUL-padded texts)
     for code in np.unique(table).tolist():

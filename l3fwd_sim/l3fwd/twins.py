@@ -145,7 +145,7 @@ _KEYS = (Array("table", "uint8_t"), Array("heads", "uint8_t", at_least="table", 
          Array("kinds", "uint8_t"))
 
 
-def key_texts(table, heads, kinds) -> tuple[bytearray, int, int]:
+def key_texts(table, heads, kinds) -> tuple[np.ndarray, int, int]:
     """trace.key_block's texts: (texts, width, longest) — n rows of ``width`` bytes
     (room for the longest text of the kinds the rows have), each key's JSON text
     NUL-padded; heads at frame offsets (58+ bytes a row); kinds: the key_kind of each
@@ -153,11 +153,12 @@ def key_texts(table, heads, kinds) -> tuple[bytearray, int, int]:
     t, h, k = take(_KEYS, table, heads, kinds)
     lib = extension().lib
     need(h.cols >= lib.KEY_FRAME_BYTES, f"a head: {h.cols} bytes, at least {lib.KEY_FRAME_BYTES} needed")
-    need(bool((k.array <= lib.KEY_FIVE_TUPLE6).all()), "key_texts: an unknown key kind")
-    need(not t.len or int(t.array.max()) < k.len, "key_texts: a table code without a kind")
-    longest_of = np.array(list(lib.key_text_bytes), np.int64)
-    width = max(8, int(longest_of[k.array[t.array]].max(initial=0) + 7) // 8 * 8) if t.len else 8
-    texts = bytearray(t.len * width)
-    out = extension().ffi.from_buffer("uint8_t[]", texts)
-    longest = lib.key_texts(t.ptr, h.ptr, h.stride, t.len, k.ptr, out, width)
+    need(not k.len or k.array.max() <= lib.KEY_FIVE_TUPLE6, "key_texts: an unknown key kind")
+    need(not t.len or t.array.max() < k.len, "key_texts: a table code without a kind")
+    used = np.bincount(t.array, minlength=k.len) > 0                    # the table codes the rows have
+    longest = max((lib.key_text_bytes[kind] for kind in k.array[used].tolist()), default=0)
+    width = max(8, (longest + 7) // 8 * 8)
+    texts = np.empty(t.len * width, np.uint8)                           # key_texts pads every row itself
+    longest = lib.key_texts(t.ptr, h.ptr, h.stride, t.len, k.ptr, extension().ffi.from_buffer("uint8_t[]", texts),
+                            width)
     return texts, width, longest
