@@ -57,4 +57,4 @@ screenshot: bytecode
 	$(BIN)/python tests/support/browser.py docs/report.png
 
 clean:
-	rm -rf $(VENV) demo-out bench-out verify-out build/dpdk-22.11 .pytest_cache .hypothesis
+	rm -rf $(VENV) demo-out bench-out verify-out build/dpdk-22.11 build/cffi .pytest_cache .hypothesis

@@ -72,8 +72,8 @@ class TraceRecords:
         return records
 
     def in_field_order(self) -> tuple[np.ndarray, ...]:
-        """The columns in :data:`TraceRecord`'s field order (as ``compiled.c``'s
-        ``trace_of`` takes them)."""
+        """The columns in :data:`TraceRecord`'s field order (as ``twins.lcore_step``
+        takes them)."""
         return tuple(self.columns[name] for name in TraceRecord.names)
 
     def __len__(self) -> int:

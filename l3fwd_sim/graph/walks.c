@@ -6,7 +6,7 @@
  * L3FWD_SIM_KERNELS=numpy or --pcap-enable); tests/graph/test_twin.py proves this file
  * gives the same bytes, verdicts, send order, node counters and edges.
  *
- * Nodes are numbers (compiled.h's enum graph_node): the six fixed nodes, one ethdev_tx
+ * Nodes are numbers (twins.h's enum graph_node): the six fixed nodes, one ethdev_tx
  * per enabled port, then the sources in walk order; graph/twins.py maps them to names.
  * As in lib/graph, a node's pending packets are its stream, and a stream moved to an
  * idle node is handed over whole (the two nodes swap streams and stream sizes).
