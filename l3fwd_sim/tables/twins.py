@@ -17,7 +17,6 @@ class Table(NamedTuple):
     keep: tuple
     rules: int = 0              # ACL: how many rules
     fields: int = 0             # ACL: the fields of a key
-    words: int = 0              # EM: the 64-bit words of a key
 
 
 _LPM = (Array("tbl24", "uint32_t", at_least=1 << 24), Array("tbl24_rule", "uint32_t", at_least="tbl24"),
@@ -50,7 +49,7 @@ def em(arrays: tuple, words: int) -> Table:
          and keys.stride == keys.cols * 8 and keys.cols in (2, 5), "an exact-match table of an unexpected shape")
     need(keys.cols == words, "an exact-match table of the other family")
     return Table({"keys": keys.ptr, "ports": ports.ptr, "rules": rules.ptr, "mask": slots - 1, "words": words},
-                 views, words=words)
+                 views)
 
 
 _ACL = (Array("chunk_tables", "int64_t", at_least=1), Array("table_field", "int64_t"), Array("starts", "int64_t"),
