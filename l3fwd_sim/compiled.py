@@ -108,8 +108,8 @@ class Array(NamedTuple):
     """One array argument of a twin, as a row of its face's table: its name (in
     messages), its C item type, whether the twin writes it, the least length it must
     have — a number, or the name of an earlier argument whose length it must reach —
-    and whether it is a matrix of bytes (2-d, each row contiguous: a strided view of a
-    buffer will do) rather than a vector (1-d, contiguous)."""
+    and whether it is a matrix (2-d, each row contiguous, rows a ``stride`` apart: a
+    strided view of a buffer will do) rather than a vector (1-d, contiguous)."""
     name: str
     ctype: str
     writable: bool = False
@@ -129,7 +129,7 @@ class View(NamedTuple):
 
 ITEM_BYTES = {"uint8_t": 1, "int8_t": 1, "uint16_t": 2, "int16_t": 2, "uint32_t": 4, "int32_t": 4, "uint64_t": 8,
               "int64_t": 8}
-_ready: dict = {}                       # per table (a module constant) or row: as take() reads it
+_ready: dict = {}                       # per row (by value) and per table (by id): as take() reads them
 _new_view = tuple.__new__               # a View without NamedTuple's Python-level __new__ (take runs per call)
 
 
