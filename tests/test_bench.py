@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from forwarding import REPO
 from frames import read_pcap_frames
+from twins import KERNELS, needs_twins
 
-from l3fwd_sim import RunOptions, find_inputs, run
-from l3fwd_sim.bench import SEED_GAIN_PERCENT, BenchOptions, bench, c_reference, format_table
+from l3fwd_sim import RunOptions, compiled, find_inputs, run
+from l3fwd_sim.bench import SEED_GAIN_PERCENT, BenchOptions, bench, c_reference, experiment, format_table
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +71,19 @@ def test_acl_runs_and_build(result):
     build = result["acl"]["build"]
     assert build["rules"] == 2000 and build["seconds"] > 0 and build["peak_rss_mb"] > 10
     assert "acl build, 2,000 rules" in format_table(result)
+
+
+@needs_twins
+def test_the_acl_rows_run_on_either_kernels(tmp_path):
+    """The ACL rows keep the run's stage times as it reports them: the numpy stages'
+    classify+lookup, or the compiled twin's one forward stage (a 1M-packet bench runs the
+    twin: it once failed looking for classify+lookup)."""
+    for choice in KERNELS:
+        with compiled.using(choice):
+            (entry,) = experiment._acl(tmp_path / choice, BenchOptions(count=1024, acl=(50,), acl_build=0))["runs"]
+        assert entry["packets"] == 1024
+        assert ("forward" in entry["stages_ns_per_packet"]) == (choice == "compiled")
+        assert ("classify+lookup" in entry["stages_ns_per_packet"]) == (choice == "numpy")
 
 
 needs_cc = pytest.mark.skipif(c_reference.build(Path(tempfile.mkdtemp()))[0] is None, reason="no C compiler")

@@ -19,6 +19,7 @@ from scapy.layers.l2 import Ether
 from twins import KERNELS
 
 from l3fwd_sim import SimError, compiled
+from l3fwd_sim.dataplane import twins as dataplane_twins
 from l3fwd_sim.l3fwd import run as simulator
 
 
@@ -82,25 +83,26 @@ def test_stats_json_counts(tmp_path):
         assert p["dropped"] == sum(p["drops"].values())
 
 
+@pytest.mark.parametrize("kernels", KERNELS)
 @pytest.mark.parametrize("config", [None, "(0,0,0),(1,0,1)"])
-def test_a_failing_jobs_worker_ends_the_run_with_its_message(tmp_path, monkeypatch, config):
+def test_a_failing_jobs_worker_ends_the_run_with_its_message(tmp_path, monkeypatch, config, kernels):
     """A worker's error reaches the user, the other processes stop waiting for their
     turn (one lcore, or several whose merge goes round with the token), and no output
-    is left."""
-    parent, real = os.getpid(), simulator.pipeline
+    is left — whether the worker forwards by the Python path or by lcore.c."""
+    parent = os.getpid()
 
-    def pipeline_failing_in_workers(name):
-        forward = real(name)
-
-        def wrapped(batch, setup, timer, *decisions):       # the lookups' notes (rule hits)
+    def failing_in_workers(function):
+        def wrapped(*args):
             if os.getpid() != parent:
                 raise SimError("boom in a worker")
-            return forward(batch, setup, timer, *decisions)
+            return function(*args)
         return wrapped
 
-    monkeypatch.setattr(simulator, "pipeline", pipeline_failing_in_workers)
+    real = simulator.pipeline
+    monkeypatch.setattr(simulator, "pipeline", lambda name: failing_in_workers(real(name)))
+    monkeypatch.setattr(dataplane_twins, "lcore_step", failing_in_workers(dataplane_twins.lcore_step))
     inputs = {0: mixed_frames(2, 0, 300), 1: mixed_frames(2, 1, 300)}
-    with pytest.raises(SimError, match="boom in a worker"):
+    with compiled.using(kernels), pytest.raises(SimError, match="boom in a worker"):
         simulate(tmp_path, inputs, rx_burst=7, chunk_packets=40, jobs=3, config=config)
     assert not (tmp_path / "out").exists()          # the run created it: nothing new is left
 
