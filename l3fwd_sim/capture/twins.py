@@ -166,6 +166,7 @@ class Packets:
 
     @property
     def rows(self) -> View:
+        """The rows as taken (their pointer, row stride and width)."""
         return self._views[0]
 
     def check_tails(self) -> None:

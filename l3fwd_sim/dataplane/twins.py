@@ -13,8 +13,7 @@ import numpy as np
 
 from ..capture.twins import ROW, UNITS, record_format_init
 from ..compiled import Array, View, extension, need, pointers, take, take_each
-
-MAX_PORTS = 32                  # RTE_MAX_ETHPORTS as the counters hold them
+from .ports import MAX_PORTS
 
 
 def _ffi_lib():

@@ -17,7 +17,7 @@ import numpy as np
 from ..capture.twins import Packets as PacketsStruct
 from ..compiled import Array, extension, need, take
 from ..dataplane import rx
-from ..dataplane.twins import MAX_PORTS
+from ..dataplane.ports import MAX_PORTS
 from ..tables import twins as tables
 from .nodes import DROP_REASONS, Packets
 from .walk import Graph

@@ -13,7 +13,8 @@ import numpy as np
 
 from ..capture.twins import Packets
 from ..compiled import Array, extension, need, take
-from ..dataplane.twins import MAX_PORTS, LcorePath
+from ..dataplane.ports import MAX_PORTS
+from ..dataplane.twins import LcorePath
 from ..tables import twins as tables
 from . import acl
 from .pipelines import DROP_REASONS
