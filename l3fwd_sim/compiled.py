@@ -59,6 +59,12 @@ def extension() -> ModuleType | None:
     return _module
 
 
+def binding() -> tuple:
+    """The extension's (ffi, lib): what each package's ``twins.py`` calls its C through."""
+    module = extension()
+    return module.ffi, module.lib
+
+
 def enabled() -> bool:
     """Whether this run uses the compiled twins (else the numpy stages run)."""
     choice = _choice()
@@ -193,7 +199,7 @@ def _refusal(spec: Array, a: np.ndarray, size: int, ndim: int) -> str:
         return f"{spec.name}: expected {ndim}-d items of {size} bytes, got {a.ndim}-d items of {a.itemsize}"
     if spec.writable and not a.flags.writeable:
         return f"{spec.name}: a read-only array, but the twin writes it"
-    return f"{spec.name}: its last axis is not contiguous"      # (a strided view: rows apart in a larger buffer will do)
+    return f"{spec.name}: its last axis is not contiguous"   # (rows apart in a larger buffer will do)
 
 
 def need(ok: bool, message: str) -> None:

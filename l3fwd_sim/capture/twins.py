@@ -8,14 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..compiled import Array, View, extension, need, pointers, take, take_each
+from ..compiled import Array, View, binding, need, pointers, take, take_each
+from .records import RECORD_ROW
 
-ROW = 80                        # twins.h's ROW_BYTES: records.RECORD_ROW
 UNITS = (10**9, 10**6)          # time-stamp ticks a second of a row or an output: ns or µs
-
-
-def _lib():
-    return extension().lib
 
 
 _SCAN = (Array("buf", "uint8_t"), Array("out", "int64_t", True))
@@ -23,17 +19,17 @@ _SCAN = (Array("buf", "uint8_t"), Array("out", "int64_t", True))
 
 def scan_records(buf, pos: int, end: int, limit: int, big_endian: bool, max_caplen: int, out, headers):
     """kernels.scan_records -> (records, position after them, bad)"""
+    ffi, lib = binding()
     b, o = take(_SCAN, buf, out)
     if headers is None:             # the records are only counted (a skip)
-        h_ptr, rows, stride = extension().ffi.NULL, limit, 0
+        h_ptr, rows, stride = ffi.NULL, limit, 0
     else:
         h, = take(_HEADERS, headers)
         need(h.cols >= 16, "headers' rows: at least 16 bytes")
         h_ptr, rows, stride = h.ptr, h.len, h.stride
     need(pos >= 0 and end <= b.len and limit <= o.len and limit <= rows, "scan_records: a range outside its arrays")
-    ffi = extension().ffi
     after, bad = ffi.new("int64_t *"), ffi.new("int *")
-    n = _lib().scan_records(b.ptr, pos, end, limit, big_endian, max_caplen, o.ptr, h_ptr, stride, after, bad)
+    n = lib.scan_records(b.ptr, pos, end, limit, big_endian, max_caplen, o.ptr, h_ptr, stride, after, bad)
     return n, after[0], bool(bad[0])
 
 
@@ -43,21 +39,22 @@ _WALK = (*_SCAN, Array("rows", "uint8_t", True, matrix=True))
 
 def walk_rows(buf, pos: int, end: int, limit: int, big_endian: bool, max_caplen: int, snap: int, out, rows):
     """kernels.walk_rows -> (records, position after them, bad, bytes of their frames)"""
+    ffi, lib = binding()
     b, o, r = take(_WALK, buf, out, rows)
-    need(r.cols == ROW and pos >= 0 and end <= b.len and limit <= o.len and limit <= r.len and snap >= 0,
+    need(r.cols == RECORD_ROW and pos >= 0 and end <= b.len and limit <= o.len and limit <= r.len and snap >= 0,
          "walk_rows: rows of 80 bytes, and a range inside the arrays")
-    ffi = extension().ffi
     after, bad, frame_bytes = ffi.new("int64_t *"), ffi.new("int *"), ffi.new("int64_t *")
-    n = _lib().walk_rows(b.ptr, pos, end, limit, big_endian, max_caplen, snap, o.ptr, r.ptr, r.stride, after, bad,
-                         frame_bytes)
+    n = lib.walk_rows(b.ptr, pos, end, limit, big_endian, max_caplen, snap, o.ptr, r.ptr, r.stride, after, bad,
+                      frame_bytes)
     return n, after[0], bool(bad[0]), frame_bytes[0]
 
 
 def scan_blocks(buf, pos: int, end: int, out) -> int:
     """kernels.scan_blocks"""
+    _, lib = binding()
     b, o = take(_SCAN, buf, out)
     need(pos >= 0 and end <= b.len and o.len >= (end - pos) // 12, "scan_blocks: a range outside its arrays")
-    return _lib().scan_blocks(b.ptr, pos, end, o.ptr)
+    return lib.scan_blocks(b.ptr, pos, end, o.ptr)
 
 
 _WALK_BLOCKS = (Array("buf", "uint8_t"), Array("section", "int64_t"), Array("snap", "int64_t"),
@@ -70,20 +67,21 @@ def walk_blocks(buf, pos: int, end: int, limit: int, big_endian: bool, libpcap: 
                 owner, rows) -> tuple[int, int, int, int, int]:
     """PcapngReader._walk's packet blocks; ``interfaces``: (section, snap, units, scale,
     tsoffset) as struct pcapng_interfaces. -> (packets, pos, frame bytes, skipped_from, stop)"""
+    ffi, lib = binding()
     b, section, snap, units, scale, tsoffset, o, w, r = take(_WALK_BLOCKS, buf, *interfaces, offsets, owner, rows)
     n = snap.len
-    need(0 <= pos <= end <= b.len and 0 <= limit <= min(o.len, w.len, r.len) and r.cols == ROW
+    need(0 <= pos <= end <= b.len and 0 <= limit <= min(o.len, w.len, r.len) and r.cols == RECORD_ROW
          and units.len == scale.len == tsoffset.len == n
          and bool(((section.array >= 0) & (section.array < n)).all())
          and bool(((units.array > 0) & (snap.array >= 0) & (scale.array >= 0)
                    & ((scale.array == 0) | (scale.array * units.array == 10**9))).all()),
          "walk_blocks: rows of 80 bytes, a range inside the buffer, and interfaces of one size")
-    walk = extension().ffi.new("struct pcapng_walk *", {
+    walk = ffi.new("struct pcapng_walk *", {
         "buf": b.ptr, "pos": pos, "end": end, "limit": limit, "big_endian": big_endian, "libpcap": libpcap,
         "interfaces": {"section": section.ptr, "section_size": section.len, "snap": snap.ptr, "units": units.ptr,
                        "scale": scale.ptr, "tsoffset": tsoffset.ptr},
         "offsets": o.ptr, "owner": w.ptr, "rows": r.ptr, "row_stride": r.stride})
-    _lib().walk_blocks(walk)
+    lib.walk_blocks(walk)
     return walk.n, walk.pos, walk.frame_bytes, walk.skipped_from, walk.stop
 
 
@@ -93,11 +91,12 @@ _GATHER = (Array("buf", "uint8_t"), Array("starts", "int64_t"), Array("widths", 
 
 def gather_windows(buf, starts, widths, out) -> None:
     """kernels.gather_windows"""
+    _, lib = binding()
     b, s, w, o = take(_GATHER, buf, starts, widths, out)
     s_, w_ = s.array, w.array[:s.len]
     need(not s.len or s_.min() >= 0 and w_.min() >= 0 and (s_ + np.minimum(w_, o.cols)).max() <= b.len,
          "gather_windows: a window past the buffer")
-    _lib().gather_windows(b.ptr, s.ptr, w.ptr, s.len, o.ptr, o.stride, o.cols)
+    lib.gather_windows(b.ptr, s.ptr, w.ptr, s.len, o.ptr, o.stride, o.cols)
 
 
 _CONCAT = (Array("buf", "uint8_t"), Array("starts", "int64_t"), Array("lengths", "int64_t", at_least="starts"),
@@ -106,12 +105,13 @@ _CONCAT = (Array("buf", "uint8_t"), Array("starts", "int64_t"), Array("lengths",
 
 def concat_ranges(buf, starts, lengths, out) -> None:
     """kernels.concat_ranges"""
+    _, lib = binding()
     b, s, n, o = take(_CONCAT, buf, starts, lengths, out)
     s_, n_ = s.array, n.array[:s.len]
     need(not s.len or s_.min() >= 0 and n_.min() >= 0 and (s_ + n_).max() <= b.len,
          "concat_ranges: a range past the buffer")
     need(o.len >= int(n_.sum()), f"out: {o.len} items, at least {int(n_.sum())} needed")
-    _lib().concat_ranges(b.ptr, s.ptr, n.ptr, s.len, o.ptr)
+    lib.concat_ranges(b.ptr, s.ptr, n.ptr, s.len, o.ptr)
 
 
 _PACK = (Array("rows", "uint8_t", matrix=True), Array("widths", "int64_t"), Array("out", "uint8_t", True))
@@ -119,11 +119,12 @@ _PACK = (Array("rows", "uint8_t", matrix=True), Array("widths", "int64_t"), Arra
 
 def pack_rows(rows, widths, out) -> None:
     """kernels.pack_rows"""
+    _, lib = binding()
     r, w, o = take(_PACK, rows, widths, out)
     need(r.len >= w.len, f"rows: {r.len} items, at least {w.len} needed")
     need(not w.len or w.array.min() >= 0 and w.array.max() <= r.cols, "pack_rows: a width past its row")
     need(o.len >= int(w.array.sum()), f"out: {o.len} items, at least {int(w.array.sum())} needed")
-    _lib().pack_rows(r.ptr, r.stride, w.ptr, w.len, o.ptr)
+    lib.pack_rows(r.ptr, r.stride, w.ptr, w.len, o.ptr)
 
 
 # ------------------------------------------------------------ a super-burst's packets
@@ -150,7 +151,7 @@ class Packets:
         self.sources = [] if sources is None else [(*take(_SOURCE, block, offsets), units)
                                                    for block, offsets, units in sources]   # (few: one per queue)
         need(all(units in UNITS for *_, units in self.sources), "time stamps in ns or µs only")
-        ffi = extension().ffi
+        ffi, _ = binding()
         self.blocks = pointers("uint8_t", (block for block, _, _ in self.sources))
         self.offsets = pointers("int64_t", (offsets for _, offsets, _ in self.sources))
         self.row_units = ffi.new("int64_t[]", [units for *_, units in self.sources])
@@ -202,15 +203,15 @@ _SCATTER = (Array("dest", "int64_t"), Array("out", "uint8_t", True), Array("byte
 def scatter_records(packets: tuple, dest, format_: tuple, out, bytes_, count, start) -> int:
     """writers: a super-burst grouped by TX port -> bytes in all; per port its bytes,
     packets and where its records start in ``out``."""
+    ffi, lib = binding()
     p = Packets(packets)
     p.check_tails()
-    f = extension().ffi.new("struct record_format *", record_format_init(format_))
+    f = ffi.new("struct record_format *", record_format_init(format_))
     d, o, b, c, s = take(_SCATTER, dest, out, bytes_, count, start)
     need(d.len >= p.n, f"dest: {d.len} items, at least {p.n} needed")
     need(not p.n or d.array[:p.n].max() < b.len, "a destination past the ports given")
-    lib = _lib()
     total = lib.port_bytes(p.c, d.ptr, b.len, f, b.ptr, c.ptr)
-    need(o.len >= total + b.len * ROW and p.head == ROW - 16 and p.sources,
+    need(o.len >= total + b.len * RECORD_ROW and p.head == RECORD_ROW - 16 and p.sources,
          "scatter_records: 80-byte rows, and room for the records and a row more")
     lib.scatter_records(p.c, d.ptr, b.len, f, b.ptr, s.ptr, o.ptr)
     return total
@@ -228,11 +229,11 @@ def merge_queues(files: list, positions, carry, floor, open_, pcapng: bool, out,
     """merge.merge_queues' pass: positions[f] (moved on) is where what is left of
     files[f] starts; carry[f] (moved on), floor[f], open_[f] as struct queue_file; out
     None: records counted, not copied. -> (records, bytes, bad queue or -1)"""
+    ffi, lib = binding()
     k = len(files)
     p, c, f, o, s = take(_MERGE, positions, carry, floor, open_, source)
     need(min(p.len, c.len, f.len, o.len) >= k, "merge_queues: positions, carry, floor and open for every queue")
-    need(k <= _lib().MAX_TX_QUEUES, "merge_queues: too many queues")
-    ffi = extension().ffi
+    need(k <= lib.MAX_TX_QUEUES, "merge_queues: too many queues")
     if out is None:                 # the records only counted
         out_ptr, capacity = ffi.NULL, 2**63 - 1
     else:
@@ -245,7 +246,7 @@ def merge_queues(files: list, positions, carry, floor, open_, pcapng: bool, out,
         {"data": d.ptr, "size": d.len, "pos": at, "carry": cy, "floor": fl, "open": op != 0}
         for d, at, cy, fl, op in zip(data, pos, c.array[:k].tolist(), f.array[:k].tolist(), o.array[:k].tolist())])
     used, bad = ffi.new("int64_t *"), ffi.new("int64_t *", -1)
-    n = _lib().merge_queues(queues, k, pcapng, out_ptr, capacity, s.ptr, s.len, used, bad)
+    n = lib.merge_queues(queues, k, pcapng, out_ptr, capacity, s.ptr, s.len, used, bad)
     p.array[:k] = [queue.pos for queue in queues]
     c.array[:k] = [queue.carry for queue in queues]
     return (0, used[0], bad[0]) if n < 0 else (n, used[0], -1)
@@ -258,12 +259,12 @@ _COMMENTS = (Array("blocks", "uint8_t"), Array("text", "uint8_t"), Array("starts
 def comment_blocks(blocks, text, starts, ends, out, pos: int, k: int) -> tuple[int, int, int]:
     """pcapng_writer: EPBs with their comments -> (bytes, next pos, next k); bytes -1:
     blocks is not one EPB per comment."""
+    ffi, lib = binding()
     b, t, s, e, o = take(_COMMENTS, blocks, text, starts, ends, out)
     s_, e_ = s.array, e.array[:s.len]
     need(0 <= k <= s.len and 0 <= pos <= b.len and (not s.len or s_.min() >= 0 and e_.max() <= t.len
                                                      and 0 <= (e_ - s_).min() and (e_ - s_).max() <= 0xFFFF),
          "comment_blocks: a comment outside its text")
-    ffi = extension().ffi
     at, next_ = ffi.new("int64_t *", pos), ffi.new("int64_t *", k)
-    used = _lib().comment_blocks(b.ptr, b.len, t.ptr, s.ptr, e.ptr, s.len, o.ptr, o.len, at, next_)
+    used = lib.comment_blocks(b.ptr, b.len, t.ptr, s.ptr, e.ptr, s.len, o.ptr, o.len, at, next_)
     return used, at[0], next_[0]

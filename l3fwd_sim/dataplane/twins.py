@@ -11,14 +11,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..capture.twins import ROW, UNITS, record_format_init
-from ..compiled import Array, View, extension, need, pointers, take, take_each
+from ..capture.records import RECORD_ROW
+from ..capture.twins import UNITS, record_format_init
+from ..compiled import Array, View, binding, need, pointers, take, take_each
 from .ports import MAX_PORTS
-
-
-def _ffi_lib():
-    module = extension()
-    return module.ffi, module.lib
 
 
 # ------------------------------------------------------------ polling.c
@@ -34,7 +30,7 @@ def _queue_records(queues: list, places: int, max_width: int) -> tuple[object, l
     views = take_each(_RECORDS, (records for records, _, _ in queues))
     need(all(16 <= v.cols <= max_width for v in views) and all(0 <= place < places for _, _, place in queues),
          "queues: records narrower than a record header or wider than a row, or a place outside the queues")
-    ffi, _ = _ffi_lib()
+    ffi, _ = binding()
     q = ffi.new("struct queue_records[]", [
         {"records": v.ptr, "stride": v.stride, "width": v.cols, "count": v.len, "port": port, "place": place}
         for v, (_, port, place) in zip(views, queues)] or 1)
@@ -45,12 +41,12 @@ def merge_rounds(queues: list, rx_burst: int, places: int, first_round: int, bat
     """polling._merge: the queues' records (records, port, place) in polling order into
     ``batch`` (rows, caplen, in_port, burst, source_id, source_row)."""
     rows, *columns = take(_BATCH, *batch)
-    need(rows.stride == rows.cols == ROW, "merge_rounds: rows must be contiguous rows of 80 bytes")
+    need(rows.stride == rows.cols == RECORD_ROW, "merge_rounds: rows must be contiguous rows of 80 bytes")
     q, _views, total = _queue_records(queues, places, rows.cols)
     need(rx_burst >= 1 and rows.len >= total, f"rows: {rows.len} items, at least {total} needed")
-    ffi, lib = _ffi_lib()
+    ffi, lib = binding()
     merged = ffi.new("struct merged *", {"rows": rows.ptr, "width": rows.cols,
-                                          **{spec.name: c.ptr for spec, c in zip(_BATCH[1:], columns)}})
+                                         **{spec.name: c.ptr for spec, c in zip(_BATCH[1:], columns)}})
     return lib.merge_rounds(q, len(queues), rx_burst, places, first_round, 0, lib.rounds_of(q, len(queues), rx_burst),
                             merged)
 
@@ -65,8 +61,9 @@ def _rss(rss: tuple) -> tuple[object, list[View]]:
     l4, *arrays = rss
     views = tables, reta = take(_RSS, *arrays)
     need(reta.len >= 1 and not reta.len & (reta.len - 1), "rss: the redirection table's size is not a power of 2")
-    ffi, _ = _ffi_lib()
-    return ffi.new("struct rss *", {"tables": tables.ptr, "reta": reta.ptr, "reta_size": reta.len, "l4": bool(l4)}), views
+    ffi, _ = binding()
+    rss = ffi.new("struct rss *", {"tables": tables.ptr, "reta": reta.ptr, "reta_size": reta.len, "l4": bool(l4)})
+    return rss, views
 
 
 _INDEX = (Array("buf", "uint8_t"), Array("offsets", "int64_t", True), Array("caplen", "uint32_t", True, "offsets"),
@@ -79,7 +76,7 @@ def rss_index(rss: tuple, buf, pos: int, end: int, max_caplen: int, snap: int, o
     r, _keep = _rss(rss)
     b, o, c, q, t = take(_INDEX, buf, offsets, caplen, queue, ts)
     need(0 <= pos <= end <= b.len, "rss_index: a range outside the buffer")
-    ffi, lib = _ffi_lib()
+    ffi, lib = binding()
     after, stop = ffi.new("int64_t *"), ffi.new("int *")
     n = lib.rss_index(r, b.ptr, pos, end, o.len, max_caplen, snap, o.ptr, c.ptr, q.ptr, t.ptr, after, stop)
     return n, after[0], bool(stop[0])
@@ -90,10 +87,11 @@ _QUEUES = (Array("records", "uint8_t", matrix=True), Array("out", "int64_t", Tru
 
 def rss_queues(rss: tuple, records, out) -> None:
     """rss.rss_queues: each record's RX queue."""
+    _, lib = binding()
     r, _keep = _rss(rss)
     rec, o = take(_QUEUES, records, out)
-    need(16 <= rec.cols <= ROW, "rss_queues: records narrower than a record header or wider than a row")
-    extension().lib.rss_queues(r, rec.ptr, rec.stride, rec.cols, rec.len, o.ptr)
+    need(16 <= rec.cols <= RECORD_ROW, "rss_queues: records narrower than a record header or wider than a row")
+    lib.rss_queues(r, rec.ptr, rec.stride, rec.cols, rec.len, o.ptr)
 
 
 # ------------------------------------------------------------ stats.c, tx.c
@@ -116,13 +114,14 @@ _COUNT = (Array("in_port", "int64_t"), Array("reason", "uint8_t", at_least="in_p
 
 def count_packets(in_port, reason, dest, rx, drops, flows) -> None:
     """stats.RunStats.count"""
+    _, lib = binding()
     i, r, d, x = take(_COUNT, in_port, reason, dest, rx)
     dr, fl = _counters(x, drops, flows)
     n = i.len
     need(not n or i.array.min() >= 0 and i.array.max() < x.len and r.array[:n].max() < dr.cols
          and d.array[:n].min() >= -1 and d.array[:n].max() + 1 < fl.cols,
          "count_packets: a port or reason outside the counters")
-    extension().lib.count_packets(i.ptr, r.ptr, d.ptr, n, dr.cols, x.ptr, dr.ptr, fl.ptr, fl.cols)
+    lib.count_packets(i.ptr, r.ptr, d.ptr, n, dr.cols, x.ptr, dr.ptr, fl.ptr, fl.cols)
 
 
 _RUNS = (Array("dest", "int64_t"), Array("burst", "int64_t", at_least="dest"),
@@ -131,8 +130,9 @@ _RUNS = (Array("dest", "int64_t"), Array("burst", "int64_t", at_least="dest"),
 
 def same_port_runs(dest, burst, run_ports, run_lens) -> int:
     """tx.same_port_runs"""
+    _, lib = binding()
     d, b, p, n = take(_RUNS, dest, burst, run_ports, run_lens)
-    return extension().lib.same_port_runs(d.ptr, b.ptr, d.len, p.ptr, n.ptr)
+    return lib.same_port_runs(d.ptr, b.ptr, d.len, p.ptr, n.ptr)
 
 
 _TX = tuple(Array(name, "int64_t", True) for name in ("len", "tx_bursts", "direct", "buffered", "runs"))
@@ -149,7 +149,7 @@ def send_runs(tx: tuple, run_ports, run_lens, single) -> None:
     p, n = take(_SENT, run_ports, run_lens)
     need(not p.len or p.array.min() >= 0 and p.array.max() < ports, "send_runs: a run of a port outside 0..ports")
     need(rx_burst >= 1, "send_runs: rx_burst < 1")
-    ffi, lib = _ffi_lib()
+    ffi, lib = binding()
     one = ffi.NULL
     if single is not None:
         s, = take(_SINGLE, single)
@@ -177,12 +177,11 @@ _LCORE = (Array("rx", "int64_t", True, MAX_PORTS), Array("run_port", "int64_t", 
           Array("data", "uint8_t", True), Array("bytes", "int64_t", True, MAX_PORTS),
           Array("packets", "int64_t", True, "bytes"), Array("rows", "uint8_t", True, matrix=True),
           *(Array(name, "int64_t", True, "rows") for name in ("caplen", "in_port", "burst", "source_id",
-                                                               "source_row", "dest")),
+                                                              "source_row", "dest")),
           Array("reason", "uint8_t", True, "rows"))
 _TAIL_BLOCK = Array("block", "uint8_t")
 _TAIL_OFFSETS = Array("offsets", "int64_t")
 _STEP_DROPS = (Array("step_drops", "uint8_t"),)
-TRACE_HEAD = 46                 # twins.h: trace.SNAPSHOT_TO - SNAPSHOT_FROM
 _TRACE_COLUMNS = (*(Array(name, "int16_t", True) for name in ("rx_port", "rx_queue", "lcore", "tx_port")),
                   *(Array(name, "int64_t", True) for name in ("index", "burst", "tx_index", "rule", "next_hop")),
                   Array("caplen", "int32_t", True), Array("table", "uint8_t", True), Array("reason", "uint8_t", True),
@@ -209,12 +208,12 @@ def lcore_step(queues: list, tails: list, polling: tuple, path: LcorePath, rx_dr
     limit, rx_queue, first_index, numbers, lcore, first_burst, sent, received_at, table,
     rule, next_hop; hits: (packets, bytes, base, counted, table, rule, next_hop).
     Returns (received, TX calls, packets traced)."""
-    ffi, lib = _ffi_lib()
+    ffi, lib = binding()
     rx_burst, places, first_round = polling
     oversize, room = rx_drop
     data, capacity, out_bytes, out_packets, format_ = out
     need(len(tails) == len(queues) and rx_burst >= 1, "lcore_step: one (block, offsets) per queue")
-    q, q_views, received = _queue_records(queues, places, ROW)
+    q, q_views, received = _queue_records(queues, places, RECORD_ROW)
     need(all(0 <= port < MAX_PORTS for _, port, _ in queues), "lcore_step: a queue's port out of range")
     blocks = take_each(_TAIL_BLOCK, (block for block, _, _ in tails))
     offsets = take_each(_TAIL_OFFSETS, (offsets for _, offsets, _ in tails))
@@ -225,7 +224,7 @@ def lcore_step(queues: list, tails: list, polling: tuple, path: LcorePath, rx_dr
     drops, flows = _counters(rx, *counts[1:])
     sub = rows.len
     need(drops.cols >= 7 and 1 <= oversize < drops.cols and flows.cols >= MAX_PORTS + 1 and run_port.len >= received
-         and capacity >= 1 and rows.cols == ROW and rows.stride == ROW and sub >= rx_burst * len(queues),
+         and capacity >= 1 and rows.cols == RECORD_ROW and rows.stride == RECORD_ROW and sub >= rx_burst * len(queues),
          "lcore_step: counters, runs, outputs or sub-burst of an unexpected size")
     step = None
     if path.step_drops is not None:
@@ -259,11 +258,13 @@ def lcore_step(queues: list, tails: list, polling: tuple, path: LcorePath, rx_dr
 
 def _trace(trace: tuple, offsets: list[View], places: int, sub: int) -> tuple[dict, object]:
     """``struct lcore_trace`` as cffi initialises it, and what must outlive it."""
+    ffi, lib = binding()
     columns, limit, rx_queue, first_index, numbers, lcore, first_burst, *state = trace
     c = take(_TRACE_COLUMNS, *columns)
     head = c[-1]
     need(limit >= 0 and all(v.len >= limit for v in c), "lcore_step: trace columns shorter than the trace's limit")
-    need(head.cols == TRACE_HEAD and head.stride == TRACE_HEAD, "lcore_step: trace heads of an unexpected shape")
+    need(head.cols == lib.TRACE_HEAD and head.stride == lib.TRACE_HEAD,
+         "lcore_step: trace heads of an unexpected shape")
     rx_queue, first_index, sent, *scratch = take(_TRACE_STATE, rx_queue, first_index, *state)
     need(rx_queue.len >= places and first_index.len >= len(offsets) and all(v.len >= sub for v in scratch),
          "lcore_step: a trace's queues, sources or scratch of an unexpected size")
@@ -271,7 +272,6 @@ def _trace(trace: tuple, offsets: list[View], places: int, sub: int) -> tuple[di
     each = [None if n is None else take(_NUMBERS, n)[0] for n in numbers]
     need(all(v is None or v.len >= o.len for v, o in zip(each, offsets)),
          "lcore_step: a trace's numbers of an unexpected size")
-    ffi, _ = _ffi_lib()
     number_ptrs = ffi.new("int64_t *[]", [ffi.NULL if v is None else v.ptr for v in each] or 1)
     received_at, table, rule, next_hop = scratch
     return {"r": {spec.name: v.ptr for spec, v in zip(_TRACE_COLUMNS, c)}, "limit": limit, "lcore": lcore,
@@ -290,8 +290,6 @@ def _hits(hits: tuple, sub: int) -> dict:
 
 # ------------------------------------------------------------ jsonlines.c
 
-PIECE_TEXT, PIECE_CHOICE, PIECE_NUMBER, PIECE_BLOCK = range(4)     # twins.h's enum piece_kind
-LINE_SLACK = 8                  # twins.h: a cell's last word is stored whole, up to 7 bytes past the lines
 _TEXT = (Array("a text", "uint8_t"),)
 _CHOICE = (Array("texts", "uint8_t"), Array("offsets", "int64_t", at_least=1))
 _BLOCK = (Array("a block", "uint8_t", matrix=True),)
@@ -302,9 +300,10 @@ _OUT = (Array("out", "uint8_t", True),)
 def _int_column(values, n: int, what: str) -> tuple[dict, np.ndarray]:
     """``struct int_column`` of a 1-d array of integers of any stride (a record array's field)."""
     a = np.asarray(values)
-    need(a.ndim == 1 and a.dtype.kind in "iu" and a.dtype.byteorder in "=|", f"{what}: expected a 1-d array of integers")
+    need(a.ndim == 1 and a.dtype.kind in "iu" and a.dtype.byteorder in "=|",
+         f"{what}: expected a 1-d array of integers")
     need(len(a) >= n, f"{what}: {len(a)} items, at least {n} needed")
-    ffi, _ = _ffi_lib()
+    ffi, _ = binding()
     return {"data": ffi.cast("uint8_t *", a.ctypes.data), "stride": a.strides[0], "size": a.itemsize,
             "is_signed": a.dtype.kind == "i"}, a
 
@@ -318,16 +317,16 @@ def render_lines(pieces: list, n: int, out: np.ndarray, ends) -> tuple[np.ndarra
     place (not zeroed: its pages are touched as written); ``ends`` (None or n int64s)
     gets each line's newline's place. Returns (the array written, the bytes written)."""
     need(n >= 0, "render_lines: a negative count of lines")
-    ffi, lib = _ffi_lib()
+    ffi, lib = binding()
     c = ffi.new("struct line_piece[]", len(pieces) or 1)
     keep = []
     for piece, (kind, data, offsets, numbers) in zip(c, pieces):
         piece.kind = kind
-        if kind == PIECE_TEXT:
+        if kind == lib.PIECE_TEXT:
             text, = take(_TEXT, data)
             piece.bytes, piece.width = text.ptr, text.len
             keep.append(text)
-        elif kind == PIECE_CHOICE:
+        elif kind == lib.PIECE_CHOICE:
             texts, starts = take(_CHOICE, data, offsets)
             lengths = np.diff(starts.array)
             need(bool((starts.array[:-1] >= 0).all() and (lengths >= 0).all() and starts.array[-1] <= texts.len),
@@ -336,17 +335,17 @@ def render_lines(pieces: list, n: int, out: np.ndarray, ends) -> tuple[np.ndarra
             piece.width = int(lengths.max(initial=0))
             piece.values, column = _int_column(numbers, n, "codes")
             keep += [texts, starts, column]
-        elif kind == PIECE_NUMBER:
+        elif kind == lib.PIECE_NUMBER:
             piece.values, column = _int_column(numbers, n, "numbers")
             keep.append(column)
-        elif kind == PIECE_BLOCK:
+        elif kind == lib.PIECE_BLOCK:
             block, = take(_BLOCK, data)
             need(block.len >= n, f"a block: {block.len} items, at least {n} needed")
             piece.bytes, piece.width, piece.stride = block.ptr, block.cols, block.stride
             keep.append(block)
         else:
             raise ValueError(f"render_lines: no piece of kind {kind}")
-    bound = n * lib.line_bytes(c, len(pieces)) + LINE_SLACK
+    bound = n * lib.line_bytes(c, len(pieces)) + lib.LINE_SLACK
     if len(out) < bound:
         out = np.empty(bound, np.uint8)
     o, = take(_OUT, out)
@@ -371,6 +370,6 @@ def distinct_rows(rows, first, inverse) -> int:
     while size < 2 * r.len:             # at most half full: short probes
         size *= 2
     slots = np.empty(size, np.int64)
-    ffi, lib = _ffi_lib()
+    ffi, lib = binding()
     return lib.distinct_rows(r.ptr, r.stride, r.cols, r.len, f.ptr, i.ptr, ffi.from_buffer("int64_t[]", slots),
                              size - 1)

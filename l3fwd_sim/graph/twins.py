@@ -12,10 +12,12 @@ enabled port, then the sources in walk order (:func:`node_names`).
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..capture.twins import Packets as PacketsStruct
-from ..compiled import Array, extension, need, take
+from ..compiled import Array, binding, need, take
 from ..dataplane import rx
 from ..dataplane.ports import MAX_PORTS
 from ..tables import twins as tables
@@ -39,7 +41,7 @@ def node_names(graph: Graph) -> list[str]:
 def walk_burst_compiled(graph: Graph, batch, queues: int, places: list, oversize_code: int) -> np.ndarray:
     """:func:`~.run.walk_burst` by ``graph_walks``: the walks of the super-burst
     ``batch``; returns the packets sent, in the order the ethdev_tx nodes sent them."""
-    _check_numbering(extension().lib)
+    _check_numbering()
     names = node_names(graph)
     number = {name: i for i, name in enumerate(names)}
     nodes = [graph.node[name] for name in names]
@@ -83,9 +85,11 @@ def walk_burst_compiled(graph: Graph, batch, queues: int, places: list, oversize
     return sent
 
 
-def _check_numbering(lib) -> None:
+@functools.cache
+def _check_numbering() -> None:
     """twins.h's enums name the nodes and drop reasons that nodes.py and FIXED_NODES
-    name, in their order."""
+    name, in their order (checked once)."""
+    _, lib = binding()
     if [getattr(lib, f"NODE_{node.upper()}") for node in FIXED_NODES] != list(range(len(FIXED_NODES))) \
             or [getattr(lib, f"GRAPH_{reason.upper()}") for reason in DROP_REASONS] != \
             list(range(1, len(DROP_REASONS) + 1)):
@@ -108,6 +112,7 @@ def graph_walks(packets: tuple, walks: tuple, routes: tuple, graph: tuple, out: 
     tx_port); graph: (counters (nodes, 4), edges (nodes, nodes), state (struct
     graph_state), new_edges (room for nodes x nodes pairs)); out: (ptype, reason,
     next_hop, dest, sent, tx_calls). Returns (sent, tx calls, new edges)."""
+    ffi, lib = binding()
     p = PacketsStruct(packets, writable=True)
     burst_o, queues, places_o, oversize, room = walks
     lpm4, lpm6, *route_arrays = routes
@@ -132,7 +137,6 @@ def graph_walks(packets: tuple, walks: tuple, routes: tuple, graph: tuple, out: 
     walks_n = int(b[-1]) // queues - int(b[0]) // queues + 1 if n else 0
     need(tx_calls.len >= walks_n * tx_port.len,
          f"tx_calls: {tx_calls.len} items, at least {walks_n * tx_port.len} needed")
-    ffi = extension().ffi
     g = ffi.new("struct graph_walks *", {
         "rows": p.rows.ptr, "stride": p.rows.stride, "n": n, "caplen": p.c.caplen, "burst": burst.ptr,
         "queues": queues, "sources": places.len, "places": places.ptr, "oversize": oversize, "mbuf_data_room": room,
@@ -141,7 +145,7 @@ def graph_walks(packets: tuple, walks: tuple, routes: tuple, graph: tuple, out: 
         "node": ffi.cast("struct graph_node_counters *", counters.ptr), "edges": edges.ptr,
         "new_edges": new_edges.ptr, "state": ffi.cast("struct graph_state *", state.ptr), "ptype": ptype.ptr,
         "reason": reason.ptr, "next_hop": next_hop.ptr, "dest": dest.ptr, "sent": sent.ptr, "tx_calls": tx_calls.ptr})
-    rc = extension().lib.graph_walks(g)
+    rc = lib.graph_walks(g)
     if rc == -2:
         raise MemoryError("graph_walks")
     need(rc >= 0, "graph_walks: a route to a port without an ethdev_tx node")

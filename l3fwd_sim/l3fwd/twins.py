@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..capture.twins import Packets
-from ..compiled import Array, extension, need, take
+from ..compiled import Array, binding, need, take
 from ..dataplane.ports import MAX_PORTS
 from ..dataplane.twins import LcorePath
 from ..tables import twins as tables
@@ -29,8 +29,9 @@ _ETH = (Array("eth_header", "uint8_t", at_least=MAX_PORTS * 12),)
 _ACL_RULES = (Array("acl actions", "int64_t"), Array("acl lines", "int64_t"))
 
 
-def _check_numbering(lib) -> None:
+def _check_numbering() -> None:
     """twins.h's enums name what pipelines.py names, in its order."""
+    _, lib = binding()
     if [getattr(lib, reason.upper()) for reason in DROP_REASONS] != list(range(1, len(DROP_REASONS) + 1)) \
             or [getattr(lib, f"LOOKUP_{lookup.upper()}") for lookup in LOOKUPS] != list(range(len(LOOKUPS))):
         raise AssertionError("the compiled twins and pipelines.py number drop reasons or lookups differently")
@@ -43,6 +44,7 @@ class Routes:
 
     def __init__(self, lookup: str, table4: tuple, table6: tuple, eth_header, codes: tuple[int, int],
                  acl_rules: tuple | None, enabled: int):
+        ffi, lib = binding()
         need(lookup in LOOKUPS, f"unknown lookup {lookup!r}")
         self.eth, = take(_ETH, eth_header)
         init = {"lookup": LOOKUPS.index(lookup), "eth_header": self.eth.ptr, "table_code": list(codes),
@@ -62,14 +64,14 @@ class Routes:
                 need(actions.len >= table.rules and lines.len >= table.rules,
                      "acl actions and lines: one for every rule")
                 a = actions.array[:table.rules]
-                need(bool(((a < MAX_PORTS) & ((a >= 0) | (a == extension().lib.ACL_DENY_ACTION))).all()),
+                need(bool(((a < MAX_PORTS) & ((a >= 0) | (a == lib.ACL_DENY_ACTION))).all()),
                      "an ACL action that is neither a port nor a deny")
                 init.setdefault("acl", [{}, {}])[f] = table.init
                 init.setdefault("acl_action", [None, None])[f] = actions.ptr
                 init.setdefault("acl_line", [None, None])[f] = lines.ptr
                 self.tables.append((actions, lines))
             self.tables.append(table)
-        self.c = extension().ffi.new("struct routes *", init)
+        self.c = ffi.new("struct routes *", init)
 
 
 def _routes(setup, codes: tuple[int, int] = (0, 0)) -> Routes:
@@ -77,7 +79,7 @@ def _routes(setup, codes: tuple[int, int] = (0, 0)) -> Routes:
     once per run."""
     key = "compiled", codes
     if key not in setup.derived:
-        _check_numbering(extension().lib)
+        _check_numbering()
         routes, ports = setup.routes, setup.ports
         if setup.lookup == "em":
             table4, table6 = routes.v4.probe_arrays(), routes.v6.probe_arrays()
@@ -99,13 +101,14 @@ def lcore_path(setup, pipeline: str, codes: tuple[int, int] = (0, 0)) -> LcorePa
     the drops that make a burst's TX calls ``send_single_packet`` per packet (every
     burst on the simple path; ACL mode's classification drops on the multi path,
     :func:`~.acl.account_acl`; None: none)."""
+    ffi, lib = binding()
     if pipeline == "simple":
         step_drops = SINGLE_SENDS
     else:
         step_drops = acl.STEP_DROPS if setup.lookup == "acl" else None
     need(pipeline in PIPELINES, f"unknown pipeline {pipeline!r}")
     routes = _routes(setup, codes)
-    return LcorePath(extension().ffi.addressof(extension().lib, f"lcore_forward_{pipeline}"), routes.c, routes,
+    return LcorePath(ffi.addressof(lib, f"lcore_forward_{pipeline}"), routes.c, routes,
                      step_drops)
 
 
@@ -117,18 +120,18 @@ def forward_path(pipeline: str, packets: tuple, routes: Routes, verdicts: tuple)
     """``forward_multi`` or ``forward_simple`` over ``packets`` (PacketBatch.arrays(),
     heads edited in place): verdicts (dest, reason, table, rule, next_hop), the last
     three None unless tracing."""
+    ffi, lib = binding()
     p = Packets(packets, writable=True)
     dest, reason, *notes = verdicts
     d, r = take(_VERDICTS, dest, reason)
     need(d.len >= p.n, f"dest: {d.len} items, at least {p.n} needed")
     need(not p.n or bool(((p.in_port >= 0) & (p.in_port < MAX_PORTS)).all()), "an input port outside 0..31")
-    ffi = extension().ffi
     v = {"dest": d.ptr, "reason": r.ptr}
     if notes[0] is not None:
         table, rule, next_hop = take(_NOTES, *notes)
         need(min(table.len, rule.len, next_hop.len) >= p.n, "table, rule, next_hop: one for each packet")
         v.update(table=table.ptr, rule=rule.ptr, next_hop=next_hop.ptr)
-    getattr(extension().lib, f"forward_{pipeline}")(p.c, routes.c, ffi.new("struct verdicts *", v))
+    getattr(lib, f"forward_{pipeline}")(p.c, routes.c, ffi.new("struct verdicts *", v))
 
 
 def forward(pipeline: str, batch, setup, timer, trace) -> tuple[np.ndarray, np.ndarray]:
@@ -151,8 +154,8 @@ def key_texts(table, heads, kinds) -> tuple[np.ndarray, int, int]:
     (room for the longest text of the kinds the rows have), each key's JSON text
     NUL-padded; heads at frame offsets (58+ bytes a row); kinds: the key_kind of each
     table code."""
+    ffi, lib = binding()
     t, h, k = take(_KEYS, table, heads, kinds)
-    lib = extension().lib
     need(h.cols >= lib.KEY_FRAME_BYTES, f"a head: {h.cols} bytes, at least {lib.KEY_FRAME_BYTES} needed")
     need(not k.len or k.array.max() <= lib.KEY_FIVE_TUPLE6, "key_texts: an unknown key kind")
     need(not t.len or t.array.max() < k.len, "key_texts: a table code without a kind")
@@ -160,6 +163,6 @@ def key_texts(table, heads, kinds) -> tuple[np.ndarray, int, int]:
     longest = max((lib.key_text_bytes[kind] for kind in k.array[used].tolist()), default=0)
     width = max(8, (longest + 7) // 8 * 8)
     texts = np.empty(t.len * width, np.uint8)                           # key_texts pads every row itself
-    longest = lib.key_texts(t.ptr, h.ptr, h.stride, t.len, k.ptr, extension().ffi.from_buffer("uint8_t[]", texts),
+    longest = lib.key_texts(t.ptr, h.ptr, h.stride, t.len, k.ptr, ffi.from_buffer("uint8_t[]", texts),
                             width)
     return texts, width, longest

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..compiled import Array, extension, need, take
+from ..compiled import Array, binding, need, take
 
 
 class Table(NamedTuple):
@@ -76,9 +76,9 @@ _CLASSIFY = (Array("columns", "int64_t", matrix=True), Array("out", "int64_t", T
 
 def acl_classify(arrays: tuple, columns, out) -> None:
     """AclTable.classify: the first matching rule of each key (columns: fields x keys)."""
+    ffi, lib = binding()
     table = acl(arrays)
     c, o = take(_CLASSIFY, columns, out)
     need(c.len == table.fields and c.cols == o.len and c.stride == o.len * 8,
          "acl_classify: columns must be (fields, keys), contiguous")
-    ffi = extension().ffi
-    extension().lib.acl_classify_columns(ffi.new("struct acl_table *", table.init), c.ptr, o.len, o.ptr)
+    lib.acl_classify_columns(ffi.new("struct acl_table *", table.init), c.ptr, o.len, o.ptr)
